@@ -1,0 +1,1 @@
+"""Scoring strategies for the merge driver."""

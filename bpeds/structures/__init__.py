@@ -1,0 +1,1 @@
+"""Data structures for BPE training; each importable on its own."""

@@ -1,0 +1,1 @@
+"""The property-testing kit: reference models, strategies and state machines."""
