@@ -1,0 +1,562 @@
+"""``Heapy``: a pointer-based binary max-heap :class:`Multiset`.
+
+Every key owns one node for as long as it is present; a node knows its
+parent and its two children, and a dict maps each key to its node. Sifting
+relinks nodes (a node swaps places with its parent) instead of moving
+payloads, so the dict is never rewritten during a sift. The tree is kept
+complete: slot ``s`` (1-based, in level order) is reached from the root by
+reading the binary digits of ``s`` after the leading 1 (0 = left,
+1 = right), which is how the next free slot and the last node are found.
+
+Ties among equal priorities go to the smallest tie key; ``_sift_up`` moves
+towards the root (see :mod:`bpeds.structures.multiset`).
+
+Not handled: priorities that are not totally ordered by ``<`` (NaN);
+mutating the structure while iterating over ``items()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping
+from heapq import heappop, heappush
+from typing import Any, Generic, TypeVar
+
+from bpeds.errors import InvariantError
+from bpeds.structures.multiset import (
+    Ranked,
+    check_most_common_n,
+    empty_error,
+    negative_n_error,
+    rank_sorted,
+    ranks_before,
+    remove_absent_error,
+    remove_too_many_error,
+    resolve_tie,
+)
+from bpeds.structures.protocols import TieKey
+
+__all__ = ["Heapy"]
+
+K = TypeVar("K", bound=Hashable)
+P = TypeVar("P")
+
+
+class _Node(Generic[K, P]):
+    """A key's node: payload plus links to its parent and children."""
+
+    __slots__ = ("key", "left", "parent", "prio", "right", "tie")
+
+    def __init__(self, prio: P, tie: Any, key: K) -> None:
+        self.prio = prio
+        self.tie = tie
+        self.key = key
+        self.parent: _Node[K, P] | None = None
+        self.left: _Node[K, P] | None = None
+        self.right: _Node[K, P] | None = None
+
+    def __repr__(self) -> str:
+        parent = None if self.parent is None else self.parent.key
+        return f"_Node(prio={self.prio!r}, tie={self.tie!r}, key={self.key!r}, parent={parent!r})"
+
+
+class Heapy(Generic[K, P]):
+    """A pointer-based binary max-heap: nodes linked to parent and children.
+
+    Same behaviour as every :class:`~bpeds.structures.protocols.Multiset`:
+    among equal priorities the smallest tie key (``tie(key)``, computed once
+    at insertion; the key itself by default) comes first. ``sifts`` counts
+    nodes moved one level.
+
+    >>> h = Heapy({"ab": 2, "bc": 2, "cd": 1}, tie=lambda k: k[::-1])
+    >>> h.top()                      # tie keys "ba" < "cb": "ab" wins
+    ('ab', 2)
+    >>> h.add("cd", 2)
+    >>> h.pop(), h.pop()
+    (('cd', 3), ('ab', 2))
+    >>> h.top(), len(h), "ab" in h
+    (('bc', 2), 1, False)
+    >>> h.check()
+    """
+
+    __slots__ = ("_nodes", "_root", "_tie", "sifts")
+
+    def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
+        """Build a heap from ``initial`` (key -> priority) in O(n) by bottom-up heapify.
+
+        Complexity: O(n) for n initial keys (plus n calls to ``tie``).
+        """
+        self._tie = resolve_tie(tie)
+        self._root: _Node[K, P] | None = None
+        self._nodes: dict[K, _Node[K, P]] = {}
+        #: Nodes moved one level by sifting (a machine-independent cost).
+        self.sifts = 0
+        if initial:
+            tie_of = self._tie
+            nodes = self._nodes
+            order: list[_Node[K, P]] = []
+            for key, prio in initial.items():
+                node = _Node(prio, key if tie_of is None else tie_of(key), key)
+                nodes[key] = node
+                i = len(order)
+                if i:
+                    parent = order[(i - 1) >> 1]
+                    node.parent = parent
+                    if i & 1:
+                        parent.left = node
+                    else:
+                        parent.right = node
+                order.append(node)
+            self._root = order[0]
+            # Bottom-up: the node first placed at slot i is still there when its turn comes,
+            # because the sifts before it only moved nodes inside subtrees of later slots.
+            for i in range((len(order) >> 1) - 1, -1, -1):
+                self._sift_down(order[i])
+
+    # -- shape ----------------------------------------------------------------------------------
+
+    def _node_at(self, slot: int) -> _Node[K, P]:
+        """The node at 1-based level-order ``slot`` (1 <= slot <= len)."""
+        node = self._root
+        bit = 1 << (slot.bit_length() - 1) >> 1
+        while node is not None:
+            if not bit:
+                return node
+            node = node.right if slot & bit else node.left
+            bit >>= 1
+        raise InvariantError(f"no node at slot {slot} of a heap of {len(self)}", self._dump())
+
+    # -- sifting (textbook names: _sift_up moves towards the root) ---------------------------
+
+    def _sift_up(self, x: _Node[K, P]) -> None:
+        """Swap ``x`` with its parent while ``x`` ranks before it.
+
+        Every comparison happens before the relinking it decides, so the tree
+        is well formed even if a comparison raises.
+        """
+        prio: Any = x.prio
+        tie = x.tie
+        moved = 0
+        try:
+            while True:
+                p = x.parent
+                if p is None:
+                    break
+                pp: Any = p.prio
+                if prio < pp:
+                    break
+                if not pp < prio and not tie < p.tie:
+                    break
+                # Relink: x takes p's place, p takes x's.
+                g = p.parent
+                xl = x.left
+                xr = x.right
+                if p.left is x:
+                    s = p.right
+                    x.left = p
+                    x.right = s
+                else:
+                    s = p.left
+                    x.left = s
+                    x.right = p
+                if s is not None:
+                    s.parent = x
+                p.left = xl
+                p.right = xr
+                if xl is not None:
+                    xl.parent = p
+                    if xr is not None:
+                        xr.parent = p
+                p.parent = x
+                x.parent = g
+                if g is None:
+                    self._root = x
+                elif g.left is p:
+                    g.left = x
+                else:
+                    g.right = x
+                moved += 1
+        finally:
+            self.sifts += moved
+
+    def _sift_down(self, x: _Node[K, P]) -> None:
+        """Swap ``x`` with its better child while that child ranks before it."""
+        prio: Any = x.prio
+        tie = x.tie
+        moved = 0
+        try:
+            while True:
+                c = x.left
+                if c is None:
+                    break
+                r = x.right
+                if r is not None:
+                    cp: Any = c.prio
+                    rp = r.prio
+                    if cp < rp or (not rp < cp and r.tie < c.tie):
+                        c = r
+                cp = c.prio
+                if cp < prio:
+                    break
+                if not prio < cp and not c.tie < tie:
+                    break
+                # Relink: c takes x's place, x takes c's.
+                g = x.parent
+                cl = c.left
+                cr = c.right
+                if x.left is c:
+                    s = x.right
+                    c.left = x
+                    c.right = s
+                else:
+                    s = x.left
+                    c.left = s
+                    c.right = x
+                if s is not None:
+                    s.parent = c
+                x.left = cl
+                x.right = cr
+                if cl is not None:
+                    cl.parent = x
+                    if cr is not None:
+                        cr.parent = x
+                x.parent = c
+                c.parent = g
+                if g is None:
+                    self._root = c
+                elif g.left is x:
+                    g.left = c
+                else:
+                    g.right = c
+                moved += 1
+        finally:
+            self.sifts += moved
+
+    def _resift(self, x: _Node[K, P]) -> None:
+        """Restore heap order around ``x`` after its priority changed either way."""
+        parent = x.parent
+        self._sift_up(x)
+        if x.parent is parent:
+            self._sift_down(x)
+
+    def _insert(self, key: K, prio: P) -> None:
+        tie_of = self._tie
+        node = _Node(prio, key if tie_of is None else tie_of(key), key)
+        nodes = self._nodes
+        slot = len(nodes) + 1
+        if slot == 1:
+            self._root = node
+        else:
+            parent = self._node_at(slot >> 1)
+            node.parent = parent
+            if slot & 1:
+                parent.right = node
+            else:
+                parent.left = node
+        nodes[key] = node
+        try:
+            self._sift_up(node)
+        except BaseException:
+            self._delete(node)
+            raise
+
+    def _delete(self, x: _Node[K, P]) -> None:
+        nodes = self._nodes
+        last = self._node_at(len(nodes))
+        del nodes[x.key]
+        lp = last.parent
+        if lp is None:  # the only node
+            self._root = None
+            return
+        if lp.right is last:
+            lp.right = None
+        else:
+            lp.left = None
+        if last is x:
+            x.parent = None
+            return
+        # ``last`` takes x's place (x's children are read after detaching ``last``).
+        xp = x.parent
+        xl = x.left
+        xr = x.right
+        last.parent = xp
+        last.left = xl
+        last.right = xr
+        if xl is not None:
+            xl.parent = last
+        if xr is not None:
+            xr.parent = last
+        if xp is None:
+            self._root = last
+        elif xp.left is x:
+            xp.left = last
+        else:
+            xp.right = last
+        x.parent = x.left = x.right = None
+        if xp is not None:
+            pp: Any = xp.prio
+            lpr = last.prio
+            if pp < lpr or (not lpr < pp and last.tie < xp.tie):
+                self._sift_up(last)
+                return
+        self._sift_down(last)
+
+    # -- the Multiset protocol ------------------------------------------------------------------
+
+    def add(self, key: K, n: int = 1) -> None:
+        """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
+
+        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises
+        ValueError. Assumes ``priority + n >= priority`` (true of numbers).
+        If a comparison raises, the change is undone and the error propagates.
+
+        Complexity: O(log n) (an absent key also walks to the free slot).
+        """
+        if n < 0:
+            raise negative_n_error("add", n)
+        node = self._nodes.get(key)
+        if node is None:
+            self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
+            return
+        old: Any = node.prio
+        new = old + n
+        node.prio = new
+        if not n:
+            return
+        parent = node.parent
+        if parent is not None:
+            try:
+                if not new < parent.prio:
+                    self._sift_up(node)
+            except BaseException:
+                node.prio = old
+                self._resift(node)
+                raise
+
+    def remove(self, key: K, n: int = 1) -> None:
+        """Decrease ``key``'s priority by ``n``; the key leaves when it reaches 0.
+
+        Raises :class:`~bpeds.errors.PreconditionError` (a ValueError) if the key
+        is absent or its count is smaller than ``n``; ValueError if ``n < 0``.
+
+        Complexity: O(log n).
+        """
+        if n < 0:
+            raise negative_n_error("remove", n)
+        node = self._nodes.get(key)
+        if node is None:
+            raise remove_absent_error(key)
+        old: Any = node.prio
+        if old < n:
+            raise remove_too_many_error(key, old, n)
+        new = old - n
+        if new == 0:
+            self._delete(node)
+            return
+        node.prio = new
+        if n and node.left is not None:
+            try:
+                self._sift_down(node)
+            except BaseException:
+                node.prio = old
+                self._resift(node)
+                raise
+
+    def update(self, key: K, priority: P) -> None:
+        """Set ``key``'s priority (inserting it if absent), sifting either way.
+
+        A priority of 0 keeps the key present. If a comparison raises, the
+        change is undone and the error propagates.
+
+        Complexity: O(log n).
+        """
+        node = self._nodes.get(key)
+        if node is None:
+            self._insert(key, priority)
+            return
+        old: Any = node.prio
+        node.prio = priority
+        try:
+            if old < priority:
+                self._sift_up(node)
+            elif priority < old:
+                self._sift_down(node)
+        except BaseException:
+            node.prio = old
+            self._resift(node)
+            raise
+
+    def discard(self, key: K) -> None:
+        """Remove ``key`` whatever its priority; no error if it is absent.
+
+        Complexity: O(log n).
+        """
+        node = self._nodes.get(key)
+        if node is not None:
+            self._delete(node)
+
+    def count(self, key: K) -> P | int:
+        """The priority of ``key``, or ``0`` if it is absent (like ``Counter``).
+
+        Complexity: O(1).
+        """
+        node = self._nodes.get(key)
+        return 0 if node is None else node.prio
+
+    def top(self) -> tuple[K, P]:
+        """The ``(key, priority)`` with the largest priority; EmptyError if empty.
+
+        Complexity: O(1).
+        """
+        root = self._root
+        if root is None:
+            raise empty_error("top")
+        return root.key, root.prio
+
+    def pop(self) -> tuple[K, P]:
+        """Remove and return ``top()``; EmptyError if empty.
+
+        Complexity: O(log n).
+        """
+        root = self._root
+        if root is None:
+            raise empty_error("pop")
+        self._delete(root)
+        return root.key, root.prio
+
+    def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
+        """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
+
+        Small ``n`` walks the tree best-first (a frontier of candidates);
+        large ``n`` sorts everything. ``n < 0`` raises ValueError.
+
+        Complexity: O(n log n) for the n returned; O(size log size) when n is
+        None or a sizeable fraction of the size.
+        """
+        check_most_common_n(n)
+        nodes = self._nodes
+        root = self._root
+        if n is None or root is None or 4 * n >= len(nodes):
+            return rank_sorted((x.key, x.prio, x.tie) for x in nodes.values())[:n]
+        out: list[tuple[K, P]] = []
+        frontier = [Ranked(root.prio, root.tie, root)]
+        while len(out) < n:
+            x = heappop(frontier).payload
+            out.append((x.key, x.prio))
+            left = x.left
+            if left is not None:
+                heappush(frontier, Ranked(left.prio, left.tie, left))
+                right = x.right
+                if right is not None:
+                    heappush(frontier, Ranked(right.prio, right.tie, right))
+        return out
+
+    def items(self) -> Iterator[tuple[K, P]]:
+        """Every ``(key, priority)``, in no particular order.
+
+        Complexity: O(1) per item.
+        """
+        for node in self._nodes.values():
+            yield node.key, node.prio
+
+    def check(self) -> None:
+        """Verify every invariant in O(n); raise InvariantError with the state if broken.
+
+        Checked: the root has no parent; every child points back to its
+        parent; the tree is complete (level order has no gaps) and holds
+        exactly the dict's nodes; each tie key equals ``tie(key)``; no node
+        ranks before its parent.
+
+        Complexity: O(n).
+        """
+        nodes = self._nodes
+        tie_of = self._tie
+        size = len(nodes)
+        if not isinstance(self.sifts, int) or self.sifts < 0:
+            raise InvariantError(f"sifts counter is {self.sifts!r}", self._dump())
+        root = self._root
+        if root is None:
+            if size:
+                raise InvariantError(f"no root but {size} keys in the dict", self._dump())
+            return
+        if root.parent is not None:
+            raise InvariantError("the root has a parent", self._dump(root))
+        order = [root]
+        for i, x in enumerate(order):
+            if len(order) > size:
+                raise InvariantError(
+                    f"more than {size} nodes reachable from the root", self._dump(x)
+                )
+            if nodes.get(x.key) is not x:
+                raise InvariantError(f"dict[{x.key!r}] is not its node", self._dump(x))
+            expected = x.key if tie_of is None else tie_of(x.key)
+            if expected != x.tie:
+                raise InvariantError(
+                    f"node {x.key!r} has tie key {x.tie!r}, tie(key) is {expected!r}",
+                    self._dump(x),
+                )
+            parent = x.parent
+            if parent is not None and ranks_before(x.prio, x.tie, parent.prio, parent.tie):
+                raise InvariantError(
+                    f"heap order: {x.key!r} ranks before its parent {parent.key!r}",
+                    self._dump(x),
+                )
+            left = x.left
+            right = x.right
+            if left is None:
+                if right is not None:
+                    raise InvariantError(f"{x.key!r} has a right but no left child", self._dump(x))
+                continue
+            for slot, child in ((2 * i + 1, left), (2 * i + 2, right)):
+                if child is None:
+                    continue
+                if child.parent is not x:
+                    raise InvariantError(
+                        f"child {child.key!r} of {x.key!r} points to another parent",
+                        self._dump(child),
+                    )
+                if slot != len(order):
+                    raise InvariantError(
+                        f"shape: {child.key!r} sits at level-order slot {len(order)}, "
+                        f"expected {slot} (the tree is not complete)",
+                        self._dump(child),
+                    )
+                order.append(child)
+        if len(order) != size:
+            raise InvariantError(
+                f"{len(order)} nodes reachable from the root, {size} in the dict", self._dump()
+            )
+
+    def _dump(self, at: _Node[K, P] | None = None) -> dict[str, object]:
+        state: dict[str, object] = {"size": len(self._nodes), "sifts": self.sifts}
+        head: list[_Node[K, P]] = []
+        root = self._root
+        if root is not None:
+            head.append(root)
+            for x in head:
+                if len(head) >= 16:
+                    break
+                for child in (x.left, x.right):
+                    if child is not None and len(head) < 16:
+                        head.append(child)
+        state["head"] = head
+        if at is not None:
+            state["at"] = at
+            state["parent"] = at.parent
+        return state
+
+    def __len__(self) -> int:
+        """The number of keys. Complexity: O(1)."""
+        return len(self._nodes)
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is present. Complexity: O(1)."""
+        return key in self._nodes
+
+    def __iter__(self) -> Iterator[K]:
+        """Every key, in no particular order. Complexity: O(1) per key."""
+        return iter(self._nodes)
+
+    def __repr__(self) -> str:
+        """``Heapy({key: priority, ...})``, best first. Complexity: O(n log n)."""
+        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
+        return f"{type(self).__name__}({{{body}}})"
