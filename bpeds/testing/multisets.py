@@ -1,0 +1,351 @@
+"""Reference model, strategies and a state machine for :class:`Multiset` implementations.
+
+Test any implementation of the protocol (ours or your own) in two lines::
+
+    from hypothesis import settings
+    from bpeds.testing.multisets import multiset_machine
+
+    TestMyHeap = multiset_machine(lambda tie: MyHeap(tie=tie)).TestCase
+    TestMyHeap.settings = settings(max_examples=100, stateful_step_count=50)
+
+``factory(tie)`` must build an empty multiset whose tie function is ``tie``
+(``None`` for the default, the key itself). The machine drives it and a
+deliberately simple :class:`MultisetModel` (a dict, and a full sort for every
+query) side by side through every protocol method, error cases included
+(removing more than present, removing an absent key, negative ``n``,
+``top``/``pop`` on an empty multiset, ``most_common(-1)``), and compares each
+result *or the exception type*. ``check()`` runs after every step.
+
+Each run draws a tie function (the identity, ``negated``, ``scrambled``) and a
+priority kind:
+
+* ``"int"``: small ints, many duplicates, so the tie rule decides most queries;
+* ``"float"``: multiples of 0.25, exact under ``+``/``-`` with small ints;
+* ``"tuple"``: pairs of small ints (no ``add``/``remove``: they need ``+ int``).
+
+With ``negated``, the winner of a tie is the *largest* key, the opposite of
+insertion-order or hash-order accidents, so an implementation that lets heap
+shape or insertion order decide a tie fails quickly. A ``burst`` rule applies
+a run of ``add``/``remove`` calls between queries, as a BPE merge does, so a
+batching implementation really accumulates deltas.
+
+Not covered: thread safety, priorities without a total order (NaN), keys
+other than small ints, comparators that raise (see the tests of each
+structure for those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from functools import cmp_to_key
+from typing import Any, Generic, Literal, TypeVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from bpeds.errors import EmptyError, PreconditionError
+from bpeds.structures.protocols import TieKey
+
+__all__ = [
+    "KINDS",
+    "MultisetModel",
+    "PriorityKind",
+    "keys",
+    "multiset_machine",
+    "negated",
+    "priorities",
+    "scrambled",
+    "tie_functions",
+]
+
+K = TypeVar("K", bound=Hashable)
+P = TypeVar("P")
+
+PriorityKind = Literal["int", "float", "tuple"]
+#: Every priority kind the machine knows.
+KINDS: tuple[PriorityKind, ...] = ("int", "float", "tuple")
+#: Keys are 0 .. N_KEYS - 1: few enough that operations keep hitting the same keys.
+N_KEYS = 12
+
+
+class MultisetModel(Generic[K, P]):
+    """The oracle: a dict of priorities, a dict of tie keys, and a full sort per query.
+
+    >>> m = MultisetModel({"b": 2, "a": 2, "c": 5})
+    >>> m.most_common()
+    [('c', 5), ('a', 2), ('b', 2)]
+    >>> m.remove("c", 5); m.pop()
+    ('a', 2)
+    """
+
+    def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
+        """An empty model, then ``update`` for each initial item. Complexity: O(n)."""
+        self._tie = tie
+        self._prio: dict[K, Any] = {}
+        self._ties: dict[K, Any] = {}
+        for key, prio in (initial or {}).items():
+            self.update(key, prio)
+
+    def _insert(self, key: K, prio: Any) -> None:
+        self._ties[key] = key if self._tie is None else self._tie(key)
+        self._prio[key] = prio
+
+    def add(self, key: K, n: int = 1) -> None:
+        """``count += n``; an absent key starts at 0. Complexity: O(1)."""
+        if n < 0:
+            raise ValueError(f"negative n {n!r}")
+        if key in self._prio:
+            self._prio[key] = self._prio[key] + n
+        else:
+            self._insert(key, 0 + n)
+
+    def remove(self, key: K, n: int = 1) -> None:
+        """``count -= n``; the key leaves at 0. Complexity: O(1)."""
+        if n < 0:
+            raise ValueError(f"negative n {n!r}")
+        if key not in self._prio:
+            raise PreconditionError(f"{key!r} absent")
+        count = self._prio[key]
+        if count < n:
+            raise PreconditionError(f"{key!r} has only {count!r}")
+        count = count - n
+        if count == 0:
+            del self._prio[key]
+            del self._ties[key]
+        else:
+            self._prio[key] = count
+
+    def update(self, key: K, priority: P) -> None:
+        """Set the priority, inserting the key if absent. Complexity: O(1)."""
+        if key in self._prio:
+            self._prio[key] = priority
+        else:
+            self._insert(key, priority)
+
+    def discard(self, key: K) -> None:
+        """Forget ``key`` if present. Complexity: O(1)."""
+        if key in self._prio:
+            del self._prio[key]
+            del self._ties[key]
+
+    def count(self, key: K) -> P | int:
+        """The priority, or 0. Complexity: O(1)."""
+        return self._prio.get(key, 0)  # type: ignore[no-any-return]
+
+    def _compare(self, a: K, b: K) -> int:
+        pa, pb = self._prio[a], self._prio[b]
+        if pb < pa:
+            return -1
+        if pa < pb:
+            return 1
+        ta, tb = self._ties[a], self._ties[b]
+        return -1 if ta < tb else 1 if tb < ta else 0
+
+    def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
+        """Sort everything best first and slice. Complexity: O(size log size)."""
+        if n is not None and n < 0:
+            raise ValueError(f"negative n {n!r}")
+        ranked = sorted(self._prio, key=cmp_to_key(self._compare))
+        return [(key, self._prio[key]) for key in ranked][:n]
+
+    def top(self) -> tuple[K, P]:
+        """The best item. Complexity: O(size log size)."""
+        if not self._prio:
+            raise EmptyError("top() of an empty model")
+        return self.most_common(1)[0]
+
+    def pop(self) -> tuple[K, P]:
+        """Remove and return the best item. Complexity: O(size log size)."""
+        if not self._prio:
+            raise EmptyError("pop() of an empty model")
+        key, prio = self.top()
+        self.discard(key)
+        return key, prio
+
+    def items(self) -> Iterator[tuple[K, P]]:
+        """Every item. Complexity: O(1) per item."""
+        return iter(list(self._prio.items()))
+
+    def check(self) -> None:
+        """Nothing to verify beyond the two dicts agreeing. Complexity: O(n)."""
+        if self._prio.keys() != self._ties.keys():
+            raise AssertionError("model dicts disagree")
+
+    def __len__(self) -> int:
+        return len(self._prio)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._prio
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(list(self._prio))
+
+
+# -- strategies ---------------------------------------------------------------------------------
+
+
+def negated(key: int) -> int:
+    """Tie function: the largest key wins a tie."""
+    return -key
+
+
+def scrambled(key: int) -> int:
+    """Tie function: a fixed permutation of 0..12, unrelated to the key order."""
+    return (key * 7) % 13
+
+
+def keys(n_keys: int = N_KEYS) -> st.SearchStrategy[int]:
+    """Small int keys ``0 .. n_keys - 1``."""
+    return st.integers(0, n_keys - 1)
+
+
+def tie_functions() -> st.SearchStrategy[TieKey | None]:
+    """The identity (``None``), :func:`negated` or :func:`scrambled`."""
+    return st.sampled_from([negated, scrambled, None])
+
+
+def priorities(kind: PriorityKind = "int") -> st.SearchStrategy[Any]:
+    """Tie-heavy priorities of one kind (mixing kinds makes comparisons raise).
+
+    ``"int"``: -2 .. 6; ``"float"``: multiples of 0.25 in -2 .. 6 (exact
+    arithmetic with small ints); ``"tuple"``: pairs of ints in 0 .. 2.
+    """
+    if kind == "int":
+        return st.integers(-2, 6)
+    if kind == "float":
+        return st.integers(-8, 24).map(lambda i: i / 4)
+    if kind == "tuple":
+        return st.tuples(st.integers(0, 2), st.integers(0, 2))
+    raise ValueError(f"unknown priority kind {kind!r}; use one of {KINDS}")
+
+
+# -- the state machine --------------------------------------------------------------------------
+
+
+def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, type[BaseException] | None]:
+    try:
+        return fn(*args), None
+    except Exception as exc:
+        return None, type(exc)
+
+
+def _same(what: str, real: object, model: object) -> None:
+    if real != model:
+        raise AssertionError(f"{what}: implementation gave {real!r}, the model {model!r}")
+
+
+def multiset_machine(
+    factory: Callable[[TieKey | None], Any],
+    *,
+    kinds: Sequence[PriorityKind] = KINDS,
+    n_keys: int = N_KEYS,
+) -> type[RuleBasedStateMachine]:
+    """A state machine testing ``factory(tie)`` against :class:`MultisetModel`.
+
+    ``kinds`` limits the priority kinds drawn (see :func:`priorities`);
+    ``n_keys`` the key range. Every rule compares results or exception
+    types; ``check()`` runs after every step.
+    """
+    for kind in kinds:
+        priorities(kind)  # reject unknown kinds now
+    key_st = keys(n_keys)
+    small_n = st.integers(-1, 3)
+
+    class MultisetMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.kind: PriorityKind = "int"
+            self.real: Any = None
+            self.model: MultisetModel[int, Any] = MultisetModel()
+
+        @initialize(kind=st.sampled_from(list(kinds)), tie=tie_functions(), data=st.data())
+        def build(self, kind: PriorityKind, tie: TieKey | None, data: st.DataObject) -> None:
+            self.kind = kind
+            self.real = factory(tie)
+            self.model = MultisetModel(tie=tie)
+            initial = data.draw(st.dictionaries(key_st, priorities(kind), max_size=n_keys))
+            for key, prio in initial.items():
+                self.real.update(key, prio)
+                self.model.update(key, prio)
+
+        def _both(self, what: str, method: str, *args: Any) -> Any:
+            real, real_exc = _outcome(getattr(self.real, method), *args)
+            model, model_exc = _outcome(getattr(self.model, method), *args)
+            if real_exc is not model_exc:
+                raise AssertionError(
+                    f"{what}: implementation raised {real_exc and real_exc.__name__}, "
+                    f"the model {model_exc and model_exc.__name__}"
+                )
+            _same(what, real, model)
+            return real
+
+        def counts(self) -> bool:
+            return self.kind != "tuple"
+
+        @precondition(counts)
+        @rule(key=key_st, n=small_n)
+        def add(self, key: int, n: int) -> None:
+            self._both(f"add({key}, {n})", "add", key, n)
+
+        @precondition(counts)
+        @rule(key=key_st, n=small_n)
+        def remove(self, key: int, n: int) -> None:
+            self._both(f"remove({key}, {n})", "remove", key, n)
+
+        @precondition(counts)
+        @rule(ops=st.lists(st.tuples(st.booleans(), key_st, st.integers(0, 2)), max_size=16))
+        def burst(self, ops: list[tuple[bool, int, int]]) -> None:
+            """A merge-like run of adds and removes with no query in between."""
+            for is_add, key, n in ops:
+                method = "add" if is_add else "remove"
+                self._both(f"burst {method}({key}, {n})", method, key, n)
+
+        @rule(key=key_st, data=st.data())
+        def update(self, key: int, data: st.DataObject) -> None:
+            prio = data.draw(priorities(self.kind), label="priority")
+            self._both(f"update({key}, {prio!r})", "update", key, prio)
+
+        @rule(key=key_st)
+        def discard(self, key: int) -> None:
+            self._both(f"discard({key})", "discard", key)
+
+        @rule(key=key_st)
+        def count(self, key: int) -> None:
+            self._both(f"count({key})", "count", key)
+
+        @rule(key=key_st)
+        def contains(self, key: int) -> None:
+            _same(f"{key} in", key in self.real, key in self.model)
+
+        @rule()
+        def top(self) -> None:
+            self._both("top()", "top")
+
+        @rule()
+        def pop(self) -> None:
+            self._both("pop()", "pop")
+
+        @rule(n=st.none() | st.integers(-1, n_keys + 2))
+        def most_common(self, n: int | None) -> None:
+            self._both(f"most_common({n})", "most_common", n)
+
+        @rule()
+        def contents(self) -> None:
+            _same("len()", len(self.real), len(self.model))
+            _same("items()", dict(self.real.items()), dict(self.model.items()))
+            _same("iter()", sorted(self.real), sorted(self.model))
+
+        @rule()
+        def drain(self) -> None:
+            """Pop everything: the full order, ties included, must match."""
+            while len(self.model):
+                self._both("pop() while draining", "pop")
+            self._both("pop() after draining", "pop")
+
+        @invariant()
+        def invariants_hold(self) -> None:
+            if self.real is not None:
+                self.real.check()
+
+    MultisetMachine.__name__ = MultisetMachine.__qualname__ = "MultisetMachine"
+    return MultisetMachine
