@@ -230,10 +230,11 @@ class Leap(Generic[T]):
         increasing ``seq`` order, and every node that holds ``value`` from the
         start of the iteration to its end is yielded. In particular a
         left-to-right merge (delete the nodes after the current one, relabel
-        the current one) is safe. If the iterator can no longer follow the
-        chain (the node it would resume from was moved to another value's
-        chain while the iterator was away), it raises RuntimeError rather than
-        silently skip nodes.
+        the current one) is safe. If the node just yielded was relabelled or
+        deleted *and* the node the iterator would resume from has since moved
+        to another value's chain, it cannot follow the chain any more and
+        raises RuntimeError rather than silently skip nodes; it never does so
+        while the node just yielded still holds ``value``.
 
         Complexity: O(1) per node (amortised over deleted nodes skipped).
         """
