@@ -119,6 +119,16 @@ def test_occurrences_stay_inside_chunks(chunks: list[list[int]], pair: tuple[int
     assert found == [pair] * expected
 
 
+def test_counters_of_an_abandoned_iteration() -> None:
+    lst = IndexedList("abxabyab")
+    for node in lst.occurrences(("a", "b")):
+        lst.merge_with_next(node, "c")
+        break
+    assert (lst.entries_scanned, lst.entries_skipped) == (1, 0)
+    assert [n.pos for n in lst.occurrences(("a", "b"))] == [3, 6]
+    assert (lst.entries_scanned, lst.entries_skipped) == (4, 1)
+
+
 def test_absent_pair_yields_nothing() -> None:
     lst = IndexedList("abc")
     assert list(lst.occurrences(("x", "y"))) == []

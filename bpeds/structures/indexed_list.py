@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
 from itertools import islice
-from operator import attrgetter
+from operator import attrgetter, length_hint
 from typing import Any, Generic, TypeVar
 
 from bpeds.errors import InvariantError, PreconditionError
@@ -291,10 +291,11 @@ class IndexedList(Generic[T]):
             self.sorts += 1
         a, b = pair
         last = -1
-        scanned = yielded = 0
+        yielded = 0
+        cursor = iter(entries)
         try:
             # islice: entries appended from here on are not visited.
-            for scanned, node in enumerate(islice(entries, len(entries)), 1):  # noqa: B007
+            for node in islice(cursor, len(entries)):
                 if node.val == a and node.pos > last:
                     after = node.next
                     if after is not None and after.val == b:
@@ -302,6 +303,9 @@ class IndexedList(Generic[T]):
                         yielded += 1
                         yield node
         finally:
+            # A list iterator's length hint is what it has not read yet, so
+            # the entries scanned are counted without a per-entry counter.
+            scanned = len(entries) - length_hint(cursor)
             self.entries_scanned += scanned
             self.entries_skipped += scanned - yielded
 
