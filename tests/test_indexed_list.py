@@ -262,6 +262,17 @@ def test_dead_and_foreign_nodes_are_rejected() -> None:
     other.check()
 
 
+def test_unhashable_value_fails_clean() -> None:
+    lst = IndexedList("abc")
+    a, b, _ = list(lst)
+    with pytest.raises(TypeError, match="unhashable"):
+        lst.set_value(b, ["x"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unhashable"):
+        lst.merge_with_next(a, ["x"])  # type: ignore[arg-type]
+    assert lst.values() == ["a", "b", "c"]
+    lst.check()
+
+
 def test_iteration_survives_deleting_the_current_node() -> None:
     lst = IndexedList.from_chunks(["abca", "aa"])
     for node in lst:

@@ -351,9 +351,8 @@ class IndexedList(Generic[T]):
                 self._head_slot[after.pos] = slot
                 after.prev = None
         else:
-            prev.next = after
             if after is not None:
-                after.prev = prev
+                # Index first: if hashing fails, nothing has changed yet.
                 key = (prev.val, after.val)
                 entries = self._index.get(key)
                 if entries is None:
@@ -362,6 +361,8 @@ class IndexedList(Generic[T]):
                     if entries[-1].pos > prev.pos:
                         self._unsorted.add(key)
                     entries.append(prev)
+                after.prev = prev
+            prev.next = after
         node.prev = node.next = None
         node.owner = None
         self._len -= 1
@@ -372,7 +373,8 @@ class IndexedList(Generic[T]):
         ``node.prev`` is appended to the index of ``(node.prev.val, value)``
         and ``node`` to that of ``(value, node.next.val)``. Setting a node to
         its current value does nothing. A dead node, or one of another list,
-        raises PreconditionError.
+        raises PreconditionError; an unhashable value raises TypeError and
+        leaves the list as it was.
 
         Complexity: O(1) amortised.
         """
@@ -384,7 +386,8 @@ class IndexedList(Generic[T]):
             raise self._reject(node)
         if node.val == value:
             return
-        node.val = value
+        # Index first, relabel last: if hashing ``value`` fails the list is
+        # unchanged (at worst one extra entry, which is merely stale).
         index = self._index
         prev = node.prev
         if prev is not None:
@@ -406,13 +409,15 @@ class IndexedList(Generic[T]):
                 if entries[-1].pos > node.pos:
                     self._unsorted.add(key)
                 entries.append(node)
+        node.val = value
 
     def merge_with_next(self, node: ListNode[T], value: T) -> None:
         """Merge ``node`` with its successor into one node holding ``value``.
 
         Equivalent to ``delete(node.next); set_value(node, value)``, minus the
         index entry for the short-lived pair between the two steps. Raises
-        PreconditionError if ``node`` is dead, foreign or the last of its chunk.
+        PreconditionError if ``node`` is dead, foreign or the last of its chunk;
+        an unhashable value raises TypeError and leaves the list as it was.
 
         Complexity: O(1) amortised.
         """
@@ -428,11 +433,7 @@ class IndexedList(Generic[T]):
                 f"{node!r} is the last node of its chunk: there is no successor to merge with"
             )
         after = gone.next
-        node.next = after
-        gone.prev = gone.next = None
-        gone.owner = None
-        self._len -= 1
-        node.val = value
+        # Index first, relink and relabel last (see set_value).
         index = self._index
         prev = node.prev
         if prev is not None:
@@ -445,7 +446,6 @@ class IndexedList(Generic[T]):
                     self._unsorted.add(key)
                 entries.append(prev)
         if after is not None:
-            after.prev = node
             key = (value, after.val)
             entries = index.get(key)
             if entries is None:
@@ -454,6 +454,12 @@ class IndexedList(Generic[T]):
                 if entries[-1].pos > node.pos:
                     self._unsorted.add(key)
                 entries.append(node)
+            after.prev = node
+        node.next = after
+        node.val = value
+        gone.prev = gone.next = None
+        gone.owner = None
+        self._len -= 1
 
     def compact(self, pair: tuple[T, T] | None = None) -> int:
         """Drop stale and duplicate index entries; return how many were dropped.

@@ -22,9 +22,9 @@ raise :class:`~bpeds.errors.PreconditionError` exactly where the model does.
 step.
 
 Nodes are identified by the order they were created in (build order, then
-appends), so "in list order" is "in increasing id". The machines only touch a
-node's public attributes ``val`` (and ``next`` in the IndexedList merge rule,
-as the spec's merge recipe does).
+appends), so "in list order" is "in increasing id". Of a node, the machines
+read only ``val``, and ``next`` for an IndexedList node (the merge recipe
+``delete(n.next); set_value(n, new)`` needs it).
 
 Rules exercised, besides the single operations: a left-to-right merge of a
 pair driven by ``occurrences`` (IndexedList) or ``nodes`` (Leap) with the
