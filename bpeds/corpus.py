@@ -1,0 +1,519 @@
+"""Corpus representations the merge driver trains on.
+
+- :class:`TypeCorpus` (*type mode*): unique pre-tokens ("types") with their
+  counts, a pair -> types :class:`~bpeds.structures.LazyIndex` with a
+  compaction policy, and windowed updates around each merge site. A merge
+  costs O(size of the types that contain the pair). This is the mode that
+  scales: a corpus of gigabytes has a few million types.
+- :class:`SequenceCorpus` (*sequence mode*): the whole token sequence in an
+  :class:`~bpeds.structures.IndexedList`, chunks separated so no pair spans
+  two chunks. This is what minbpe's Basic (one chunk) and Regex tokenizers do;
+  a merge costs O(occurrences of the pair).
+
+Both take *chunks*: byte strings (or sequences of byte values 0..255) that
+pairs never cross, optionally each with a *group* (a language, for per-group
+scores). Both count pairs *overlapping* (``aaaa`` holds ``(a, a)`` three times,
+as minbpe, Hugging Face and rustbpe do) or, in type mode only,
+*non-overlapping* (greedy from the left: twice).
+
+A corpus object keeps its input and builds fresh working state for each run,
+so it can be trained on more than once. Not handled here: splitting text into
+chunks (see :mod:`bpeds.pretokenize`) and special tokens.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Literal, NamedTuple, Protocol
+
+from bpeds.structures.compaction import ThresholdCompaction
+from bpeds.structures.indexed_list import IndexedList, ListNode
+from bpeds.structures.lazy_index import LazyIndex
+from bpeds.structures.protocols import CompactionPolicy
+from bpeds.vocab import PAIR_SHIFT
+
+__all__ = [
+    "Corpus",
+    "CorpusRun",
+    "Counting",
+    "Initial",
+    "MergeDeltas",
+    "SequenceCorpus",
+    "TypeCorpus",
+    "count_pairs",
+]
+
+Counting = Literal["overlapping", "non_overlapping"]
+_COUNTINGS = ("overlapping", "non_overlapping")
+
+Chunk = bytes | Sequence[int]
+
+
+def count_pairs(tokens: Sequence[int], counting: Counting = "overlapping") -> dict[int, int]:
+    """Packed-pair counts of one chunk.
+
+    Non-overlapping counting is greedy from the left: within a run of equal
+    tokens of length L, ``(x, x)`` counts ``L // 2``.
+
+    >>> from bpeds.vocab import pack_pair
+    >>> count_pairs([1, 1, 1, 1]) == {pack_pair(1, 1): 3}
+    True
+    >>> count_pairs([1, 1, 1, 1], "non_overlapping") == {pack_pair(1, 1): 2}
+    True
+
+    Complexity: O(len(tokens)).
+    """
+    out: dict[int, int] = {}
+    skip = False
+    overlapping = counting == "overlapping"
+    for i in range(len(tokens) - 1):
+        x, y = tokens[i], tokens[i + 1]
+        if not overlapping and x == y:
+            if skip:
+                skip = False
+                continue
+            skip = True
+        else:
+            skip = False
+        k = (x << PAIR_SHIFT) | y
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _check_counting(counting: str) -> None:
+    if counting not in _COUNTINGS:
+        raise ValueError(f"counting must be one of {_COUNTINGS}, got {counting!r}")
+
+
+def _as_ids(chunk: Chunk) -> list[int]:
+    ids = list(chunk)
+    for t in ids:
+        if not (isinstance(t, int) and 0 <= t < 256):
+            raise ValueError(f"a chunk must hold bytes (ints 0..255); found {t!r}")
+    return ids
+
+
+def _groups_for(groups: Iterable[int] | None, n: int) -> list[int]:
+    if groups is None:
+        return [0] * n
+    out = list(groups)
+    if len(out) != n:
+        raise ValueError(f"got {len(out)} group labels for {n} chunks: give one per chunk")
+    for g in out:
+        if not (isinstance(g, int) and g >= 0):
+            raise ValueError(f"group labels must be ints >= 0, found {g!r}")
+    return out
+
+
+class Initial(NamedTuple):
+    """A run's starting statistics (every table keyed by packed pair or token id)."""
+
+    pairs: dict[int, int]
+    unigram: dict[int, int]
+    group_pairs: dict[int, list[int]]
+    group_tokens: list[int]
+
+
+class MergeDeltas:
+    """What one merge changed: filled by a representation, read by the driver.
+
+    ``pairs``: packed pair -> change of count (zero entries kept: a pair whose
+    per-group counts moved but whose total did not is still *touched*);
+    ``sites``: merge sites weighted by type counts (each turns two tokens into
+    one); ``group_pairs``: packed pair -> per-group changes; ``group_sites``.
+    """
+
+    __slots__ = ("group_pairs", "group_sites", "pairs", "sites")
+
+    def __init__(self, groups: int) -> None:
+        self.pairs: dict[int, int] = {}
+        self.sites = 0
+        self.group_pairs: dict[int, list[int]] = {}
+        self.group_sites = [0] * groups
+
+
+class CorpusRun(Protocol):
+    """One training run's mutable state over a corpus (what the driver drives)."""
+
+    num_groups: int
+
+    def initial(self) -> Initial: ...
+
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None: ...
+
+    def first_position(self, pk: int) -> int | None: ...
+
+
+class Corpus(Protocol):
+    """A corpus representation: anything that starts a :class:`CorpusRun`."""
+
+    num_groups: int
+
+    def start(
+        self, counting: Counting, want_groups: bool, length: Callable[[int], int]
+    ) -> CorpusRun: ...
+
+
+class TypeCorpus:
+    """Type mode: unique chunks with counts, a lazy pair -> types index.
+
+    ``TypeCorpus(chunks)`` counts equal chunks (same bytes and group) as one
+    type; types are numbered in order of first appearance, which is what makes
+    the ``leftmost`` tie rule agree with sequence mode. ``TypeCorpus.from_counts``
+    takes ``(chunk, count)`` pairs directly (a pre-counted corpus).
+
+    >>> c = TypeCorpus([b"low", b"low", b"lower"])
+    >>> c.num_types, c.num_tokens
+    (2, 11)
+    """
+
+    def __init__(
+        self,
+        chunks: Iterable[Chunk],
+        groups: Iterable[int] | None = None,
+        *,
+        policy: CompactionPolicy[int] | None = None,
+    ) -> None:
+        chunk_list = [bytes(_as_ids(c)) for c in chunks]
+        group_list = _groups_for(groups, len(chunk_list))
+        counts: dict[tuple[int, bytes], int] = {}
+        for c, g in zip(chunk_list, group_list, strict=True):
+            if c:
+                counts[(g, c)] = counts.get((g, c), 0) + 1
+        self._init_types(((c, n, g) for (g, c), n in counts.items()), policy)
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: Iterable[tuple[Chunk, int]] | Iterable[tuple[Chunk, int, int]],
+        *,
+        policy: CompactionPolicy[int] | None = None,
+    ) -> TypeCorpus:
+        """A corpus from ``(chunk, count)`` or ``(chunk, count, group)`` items, in order.
+
+        Equal chunks of one group are added together. Complexity: O(total bytes).
+        """
+        self = cls.__new__(cls)
+        merged: dict[tuple[int, bytes], int] = {}
+        for item in counts:
+            chunk, n = item[0], item[1]
+            g = item[2] if len(item) > 2 else 0
+            if not (isinstance(n, int) and n >= 1):
+                raise ValueError(f"a type's count must be an int >= 1, got {n!r}")
+            _groups_for([g], 1)
+            key = (g, bytes(_as_ids(chunk)))
+            if key[1]:
+                merged[key] = merged.get(key, 0) + n
+        self._init_types(((c, n, g) for (g, c), n in merged.items()), policy)
+        return self
+
+    def _init_types(
+        self, items: Iterable[tuple[bytes, int, int]], policy: CompactionPolicy[int] | None
+    ) -> None:
+        self._chunks: list[bytes] = []
+        self._counts: list[int] = []
+        self._groups: list[int] = []
+        for c, n, g in items:
+            self._chunks.append(c)
+            self._counts.append(n)
+            self._groups.append(g)
+        self._policy = policy
+        self.num_groups = max(self._groups, default=0) + 1
+        self._stride = max((len(c) for c in self._chunks), default=0) + 1
+
+    @property
+    def num_types(self) -> int:
+        """Number of distinct (chunk, group) types."""
+        return len(self._chunks)
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens in the original corpus (bytes, weighted by type counts)."""
+        return sum(len(c) * n for c, n in zip(self._chunks, self._counts, strict=True))
+
+    # -- the run-time interface the driver uses ---------------------------------
+
+    def start(
+        self, counting: Counting, want_groups: bool, length: Callable[[int], int]
+    ) -> _TypeRun:
+        """Fresh working state for one training run (``length``: token -> byte length)."""
+        _check_counting(counting)
+        return _TypeRun(self, counting, want_groups, length)
+
+
+def _has_pair(w: list[int], a: int, b: int) -> bool:
+    """Does ``w`` hold ``a`` immediately followed by ``b``? O(len(w))."""
+    index = w.index
+    last = len(w) - 1
+    try:
+        i = index(a)
+        while i < last:
+            if w[i + 1] == b:
+                return True
+            i = index(a, i + 1)
+    except ValueError:
+        return False
+    return False
+
+
+class _TypeRun:
+    """One run's mutable state over a :class:`TypeCorpus`."""
+
+    def __init__(
+        self,
+        corpus: TypeCorpus,
+        counting: Counting,
+        want_groups: bool,
+        length: Callable[[int], int],
+    ) -> None:
+        self.counting = counting
+        self.length = length
+        self.words: list[list[int]] = [list(c) for c in corpus._chunks]
+        self.counts = corpus._counts
+        self.groups = corpus._groups
+        self.num_groups = corpus.num_groups
+        self.stride = corpus._stride
+        self.want_groups = want_groups
+        words = self.words
+
+        def is_live(key: int, t: int) -> bool:
+            return _has_pair(words[t], key >> PAIR_SHIFT, key & 0xFFFFFFFF)
+
+        policy = corpus._policy if corpus._policy is not None else ThresholdCompaction()
+        self.index: LazyIndex[int, int] = LazyIndex(is_live, policy)
+
+    def initial(self) -> Initial:
+        """Pair counts, unigram counts, per-group pair counts and per-group tokens."""
+        pairs: dict[int, int] = {}
+        unigram: dict[int, int] = {}
+        gpairs: dict[int, list[int]] = {}
+        ngroups = self.num_groups
+        gtokens = [0] * ngroups
+        add = self.index.add
+        for t, w in enumerate(self.words):
+            c, g = self.counts[t], self.groups[t]
+            gtokens[g] += len(w) * c
+            for x in w:
+                unigram[x] = unigram.get(x, 0) + c
+            for k, n in count_pairs(w, self.counting).items():
+                pairs[k] = pairs.get(k, 0) + n * c
+                add(k, t)
+                if self.want_groups:
+                    gp = gpairs.get(k)
+                    if gp is None:
+                        gp = gpairs[k] = [0] * ngroups
+                    gp[g] += n * c
+        return Initial(pairs, unigram, gpairs, gtokens)
+
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """Merge every non-overlapping ``(a, b)``, left to right, in every type.
+
+        Complexity: O(entries of the pair's index + length of the types holding it).
+        """
+        pk = (a << PAIR_SHIFT) | b
+        d = out.pairs
+        words, counts, groups = self.words, self.counts, self.groups
+        add = self.index.add
+        want_groups = self.want_groups
+        overlapping = self.counting == "overlapping"
+        ngroups = self.num_groups
+        for t in self.index.live(pk, unique=False):
+            w = words[t]
+            c = counts[t]
+            if not overlapping:
+                before = count_pairs(w, "non_overlapping")
+            res: list[int] = []
+            n = len(w)
+            i = 0
+            sites = 0
+            while i < n:
+                x = w[i]
+                if x == a and i + 1 < n and w[i + 1] == b:
+                    sites += 1
+                    if overlapping:
+                        if res:
+                            p = res[-1]
+                            k = (p << PAIR_SHIFT) | a
+                            d[k] = d.get(k, 0) - c
+                            k = (p << PAIR_SHIFT) | new
+                            d[k] = d.get(k, 0) + c
+                            add(k, t)
+                        d[pk] = d.get(pk, 0) - c
+                        if i + 2 < n:
+                            q = w[i + 2]
+                            k = (b << PAIR_SHIFT) | q
+                            d[k] = d.get(k, 0) - c
+                            k = (new << PAIR_SHIFT) | q
+                            d[k] = d.get(k, 0) + c
+                            add(k, t)
+                    res.append(new)
+                    i += 2
+                else:
+                    res.append(x)
+                    i += 1
+            words[t] = res
+            if not overlapping:
+                after = count_pairs(res, "non_overlapping")
+                for k, v in before.items():
+                    d[k] = d.get(k, 0) - v * c
+                for k, v in after.items():
+                    d[k] = d.get(k, 0) + v * c
+                    if (k >> PAIR_SHIFT) == new or (k & 0xFFFFFFFF) == new:
+                        add(k, t)
+            out.sites += sites * c
+            if want_groups:
+                g = groups[t]
+                out.group_sites[g] += sites * c
+                gd = out.group_pairs
+                changed = (
+                    count_pairs(res, self.counting),
+                    count_pairs(w, self.counting),
+                )
+                for sign, table in ((1, changed[0]), (-1, changed[1])):
+                    for k, v in table.items():
+                        row = gd.get(k)
+                        if row is None:
+                            row = gd[k] = [0] * ngroups
+                        row[g] += sign * v * c
+
+    def first_position(self, pk: int) -> int | None:
+        """Position of the pair's first occurrence: type id * stride + byte offset.
+
+        Types are numbered by first appearance, so this orders occurrences as
+        the chunk sequence does. O(entries of the pair's index + type lengths).
+        """
+        a, b = pk >> PAIR_SHIFT, pk & 0xFFFFFFFF
+        best: int | None = None
+        for t in self.index.live(pk, unique=False):
+            if best is None or t < best:
+                best = t
+        if best is None:
+            return None
+        w = self.words[best]
+        off = 0
+        for i in range(len(w) - 1):
+            if w[i] == a and w[i + 1] == b:
+                break
+            off += self.length(w[i])
+        return best * self.stride + off
+
+
+class SequenceCorpus:
+    """Sequence mode: every chunk in order, in one :class:`IndexedList`.
+
+    >>> SequenceCorpus([b"aaab", b"daaabac"]).num_tokens
+    11
+    """
+
+    def __init__(self, chunks: Iterable[Chunk], groups: Iterable[int] | None = None) -> None:
+        self._chunks = [_as_ids(c) for c in chunks]
+        self._groups = _groups_for(groups, len(self._chunks))
+        self.num_groups = max(self._groups, default=0) + 1
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens in the original corpus (bytes)."""
+        return sum(len(c) for c in self._chunks)
+
+    def start(
+        self, counting: Counting, want_groups: bool, length: Callable[[int], int]
+    ) -> _SequenceRun:
+        """Fresh working state for one training run."""
+        _check_counting(counting)
+        if counting != "overlapping":
+            raise ValueError(
+                "sequence mode counts pairs overlapping only (as minbpe does); "
+                "use TypeCorpus for counting='non_overlapping'"
+            )
+        return _SequenceRun(self, want_groups)
+
+
+class _SequenceRun:
+    def __init__(self, corpus: SequenceCorpus, want_groups: bool) -> None:
+        chunks = [c for c in corpus._chunks if c]
+        groups = [g for c, g in zip(corpus._chunks, corpus._groups, strict=True) if c]
+        self.list: IndexedList[int] = IndexedList.from_chunks(chunks)
+        self.num_groups = corpus.num_groups
+        self.want_groups = want_groups
+        self._starts: list[int] = []
+        self._chunk_groups = groups
+        pos = 0
+        for c in chunks:
+            self._starts.append(pos)
+            pos += len(c)
+
+    def _group_of(self, node: ListNode[int]) -> int:
+        return self._chunk_groups[bisect.bisect_right(self._starts, node.pos) - 1]
+
+    def initial(self) -> Initial:
+        pairs: dict[int, int] = {}
+        unigram: dict[int, int] = {}
+        gpairs: dict[int, list[int]] = {}
+        ngroups = self.num_groups
+        gtokens = [0] * ngroups
+        for node in self.list:
+            g = self._group_of(node) if self.want_groups else 0
+            gtokens[g] += 1
+            unigram[node.val] = unigram.get(node.val, 0) + 1
+            nxt = node.next
+            if nxt is None:
+                continue
+            k = (node.val << PAIR_SHIFT) | nxt.val
+            pairs[k] = pairs.get(k, 0) + 1
+            if self.want_groups:
+                gp = gpairs.get(k)
+                if gp is None:
+                    gp = gpairs[k] = [0] * ngroups
+                gp[g] += 1
+        return Initial(pairs, unigram, gpairs, gtokens)
+
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """Merge every non-overlapping ``(a, b)`` left to right. O(stale index entries)."""
+        pk = (a << PAIR_SHIFT) | b
+        d = out.pairs
+        lst = self.list
+        want_groups = self.want_groups
+        ngroups = self.num_groups
+        sites = 0
+        for n in lst.occurrences((a, b)):
+            m = n.next
+            if m is None:  # pragma: no cover - occurrences() guarantees a successor
+                continue
+            p, q = n.prev, m.next
+            touched: list[tuple[int, int]] = []
+            if p is not None:
+                k = (p.val << PAIR_SHIFT) | a
+                d[k] = d.get(k, 0) - 1
+                k2 = (p.val << PAIR_SHIFT) | new
+                d[k2] = d.get(k2, 0) + 1
+                if want_groups:
+                    touched += ((k, -1), (k2, 1))
+            d[pk] = d.get(pk, 0) - 1
+            if q is not None:
+                k = (b << PAIR_SHIFT) | q.val
+                d[k] = d.get(k, 0) - 1
+                k2 = (new << PAIR_SHIFT) | q.val
+                d[k2] = d.get(k2, 0) + 1
+                if want_groups:
+                    touched += ((k, -1), (k2, 1))
+            if want_groups:
+                g = self._group_of(n)
+                out.group_sites[g] += 1
+                for k, s in ((pk, -1), *touched):
+                    row = out.group_pairs.get(k)
+                    if row is None:
+                        row = out.group_pairs[k] = [0] * ngroups
+                    row[g] += s
+            sites += 1
+            lst.delete(m)
+            lst.set_value(n, new)
+        out.sites += sites
+
+    def first_position(self, pk: int) -> int | None:
+        for n in self.list.occurrences((pk >> PAIR_SHIFT, pk & 0xFFFFFFFF)):
+            return n.pos
+        return None
+
+    def nodes(self) -> Iterator[ListNode[int]]:
+        return iter(self.list)

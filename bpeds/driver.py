@@ -1,0 +1,299 @@
+"""The generic merge driver: corpus representation x priority structure x score.
+
+``MergeDriver(corpus, num_merges, score=..., tie=..., multiset=...)`` is an
+iterable of :class:`MergeRecord`, one per merge, so a caller can stop, log or
+plot as training goes. It stops cleanly (no exception) when no eligible pair
+is left.
+
+How a step works:
+
+1. *Select.* The heap holds, for every eligible pair, a priority that is an
+   upper bound of the pair's current score (for ``leftmost`` ties the priority
+   is ``(score, -first_position)``). The top is re-scored; if the fresh value
+   is lower it is re-pushed and the next top is tried; an ineligible pair is
+   dropped. The first top whose stored priority equals its fresh one is the
+   exact maximum (ties by the rule).
+2. *Merge.* The corpus representation merges every non-overlapping occurrence,
+   left to right, and reports the count changes (:class:`~bpeds.corpus.MergeDeltas`).
+3. *Re-score* exactly what the score's declared dependency says can change
+   (see :mod:`bpeds.scoring.base`): pairs whose counts changed; for ``PARTS``
+   scores also every pair containing the merged tokens; for ``GLOBAL`` scores
+   everything when ``totals_can_raise``. A fresh score higher than the stored
+   one is a broken contract and raises :class:`~bpeds.errors.InvariantError`
+   naming the score.
+
+Costs per merge: O(occurrences) for the merge and count updates, O(log n) per
+re-scored pair, plus the score's dependency class (``PARTS``: pairs adjacent
+to the merged tokens; ``GLOBAL`` when totals can raise: all pairs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from bpeds.corpus import Corpus, Counting, MergeDeltas
+from bpeds.errors import InvariantError
+from bpeds.scoring.base import Dependency, Score, Stats, Totals
+from bpeds.scoring.strategies import Frequency, get_score
+from bpeds.scoring.ties import TieRule, tie_rule
+from bpeds.structures.heapykiyay import HeapyKiYay
+from bpeds.structures.protocols import Multiset
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
+
+__all__ = ["MergeDriver", "MergeRecord", "Progress", "train_merges"]
+
+#: ``progress(done, total)``, called after each merge.
+Progress = Callable[[int, int], None]
+
+MultisetFactory = Callable[..., Multiset[int, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRecord:
+    """One merge: ``pair`` became ``new_id``; it occurred ``count`` times and scored ``score``."""
+
+    pair: tuple[int, int]
+    new_id: int
+    count: int
+    score: Any
+
+
+class MergeDriver:
+    """Learn up to ``num_merges`` merges from ``corpus``; iterate to run.
+
+    >>> from bpeds.corpus import SequenceCorpus
+    >>> d = MergeDriver(SequenceCorpus([b"aaabdaaabac"]), 3, tie="leftmost")
+    >>> [(r.pair, r.new_id, r.count) for r in d]
+    [((97, 97), 256, 4), ((256, 97), 257, 2), ((257, 98), 258, 2)]
+    >>> d.vocab.token_bytes(258)
+    b'aaab'
+
+    ``score``: a :class:`~bpeds.scoring.base.Score`, a name or a describe-dict
+    (default :class:`~bpeds.scoring.strategies.Frequency`). ``tie``: a
+    :class:`~bpeds.scoring.ties.TieRule` or its name (default ``smallest_ids``).
+    ``multiset``: a factory ``f(tie=...)`` of any
+    :class:`~bpeds.structures.protocols.Multiset` (default ``HeapyKiYay``).
+    ``counting``: ``"overlapping"`` or ``"non_overlapping"``. Pairs seen fewer
+    than ``min_count`` times, or longer than ``max_token_length`` bytes, are
+    never merged.
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        num_merges: int,
+        *,
+        score: Score | str | dict[str, Any] | None = None,
+        tie: TieRule | str = "smallest_ids",
+        multiset: MultisetFactory | None = None,
+        counting: Counting = "overlapping",
+        min_count: int = 1,
+        max_token_length: int | None = None,
+        progress: Progress | None = None,
+        vocab: Vocab | None = None,
+    ) -> None:
+        if not (isinstance(num_merges, int) and num_merges >= 0):
+            raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
+        if not (isinstance(min_count, int) and min_count >= 1):
+            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+        if max_token_length is not None and not (
+            isinstance(max_token_length, int) and max_token_length >= 2
+        ):
+            raise ValueError(f"max_token_length must be an int >= 2, got {max_token_length!r}")
+        self.corpus = corpus
+        self.num_merges = num_merges
+        self.score = Frequency() if score is None else get_score(score)
+        self.tie = tie_rule(tie)
+        self.multiset = HeapyKiYay if multiset is None else multiset
+        self.counting = counting
+        self.min_count = min_count
+        self.max_token_length = max_token_length
+        self.progress = progress
+        self.vocab = Vocab() if vocab is None else vocab
+        self.records: list[MergeRecord] = []
+
+    def options(self) -> dict[str, Any]:
+        """The options that determine this run's merges (recorded with a model)."""
+        return {
+            "score": self.score.describe(),
+            "tie": self.tie.describe(),
+            "counting": self.counting,
+            "min_count": self.min_count,
+            "max_token_length": self.max_token_length,
+        }
+
+    def run(self) -> list[MergeRecord]:
+        """Run to the end and return every record."""
+        for _ in self:
+            pass
+        return self.records
+
+    def __iter__(self) -> Iterator[MergeRecord]:
+        score = self.score
+        depends = score.depends
+        want_parts = depends >= Dependency.PARTS
+        want_groups = score.needs_groups
+        leftmost = self.tie.dynamic
+        vocab = self.vocab
+        length = vocab.length
+        run = self.corpus.start(self.counting, want_groups, length)
+        init = run.initial()
+        counts = init.pairs
+        unigram = init.unigram
+        gcounts = init.group_pairs
+        gtokens = init.group_tokens
+        gbytes = tuple(gtokens)
+        num_groups = len(gtokens)
+        state = {"tokens": sum(gtokens), "pairs": sum(counts.values())}
+
+        def totals() -> Totals:
+            return Totals(state["tokens"], state["pairs"], tuple(gtokens), gbytes)
+
+        stats = Stats(
+            depends,
+            length,
+            unigram if want_parts else None,
+            totals,
+            gcounts if want_groups else None,
+            pack_pair,
+        )
+        adj: dict[int, set[int]] = {}
+        if want_parts:
+            for k in counts:
+                adj.setdefault(k >> PAIR_SHIFT, set()).add(k)
+                adj.setdefault(k & PAIR_MASK, set()).add(k)
+        pos_lb: dict[int, int] = {}
+        fast_count = type(score) is Frequency
+        min_count = self.min_count
+        max_len = self.max_token_length
+        raw_score = score.score
+
+        def priority(k: int, exact: bool) -> Any:
+            c = counts.get(k, 0)
+            if c < min_count:
+                return None
+            left, right = k >> PAIR_SHIFT, k & PAIR_MASK
+            if max_len is not None and length(left) + length(right) > max_len:
+                return None
+            s = c if fast_count else raw_score(c, left, right, stats)
+            if s is None or not leftmost:
+                return s
+            if exact:
+                pos = run.first_position(k)
+                if pos is None:  # pragma: no cover - a counted pair always occurs
+                    raise InvariantError(f"pair {left, right} is counted but not found", k)
+                pos_lb[k] = pos
+            else:
+                pos = pos_lb.get(k, 0)
+            return (s, -pos)
+
+        heap: Multiset[int, Any] = self.multiset(tie=None if leftmost else self.tie.heap_tie(vocab))
+        score.begin_step(stats)
+        for k in counts:
+            p = priority(k, False)
+            if p is not None:
+                heap.update(k, p)
+
+        done = 0
+        while done < self.num_merges:
+            # 1. select: re-validate the top until its stored priority is exact.
+            while True:
+                if not len(heap):
+                    return
+                k, stored = heap.top()
+                fresh = priority(k, True)
+                if fresh is None:
+                    heap.discard(k)
+                elif fresh == stored:
+                    break
+                elif fresh > stored:
+                    raise InvariantError(
+                        f"the score of pair {k >> PAIR_SHIFT, k & PAIR_MASK} rose from "
+                        f"{stored!r} to {fresh!r} without being re-scored: {score!r} declares "
+                        f"depends={depends.name}, but its value depends on more",
+                        {"pair": k, "stored": stored, "fresh": fresh},
+                    )
+                else:
+                    heap.update(k, fresh)
+            left, right = k >> PAIR_SHIFT, k & PAIR_MASK
+            new = vocab.add(left, right)
+            record = MergeRecord((left, right), new, counts[k], fresh[0] if leftmost else fresh)
+
+            # 2. merge.
+            before = totals() if depends is Dependency.GLOBAL else None
+            deltas = MergeDeltas(num_groups)
+            run.merge(left, right, new, deltas)
+
+            # 3. update statistics.
+            pair_sum = 0
+            for pk, dv in deltas.pairs.items():
+                if not dv:
+                    continue
+                pair_sum += dv
+                c = counts.get(pk, 0) + dv
+                if c > 0:
+                    if want_parts and pk not in counts:
+                        adj.setdefault(pk >> PAIR_SHIFT, set()).add(pk)
+                        adj.setdefault(pk & PAIR_MASK, set()).add(pk)
+                    counts[pk] = c
+                elif c == 0:
+                    del counts[pk]
+                    pos_lb.pop(pk, None)
+                    if want_parts:
+                        adj[pk >> PAIR_SHIFT].discard(pk)
+                        adj[pk & PAIR_MASK].discard(pk)
+                else:  # pragma: no cover - would be a representation bug
+                    raise InvariantError(f"pair count went negative: {pk}", {"count": c})
+            sites = deltas.sites
+            state["tokens"] -= sites
+            state["pairs"] += pair_sum
+            if want_parts:
+                unigram[left] -= sites
+                unigram[right] -= sites
+                unigram[new] = sites
+            if want_groups:
+                for pk, row in deltas.group_pairs.items():
+                    cur = gcounts.get(pk)
+                    if cur is None:
+                        cur = gcounts[pk] = [0] * num_groups
+                    for g, v in enumerate(row):
+                        cur[g] += v
+                    if not any(cur):
+                        del gcounts[pk]
+                for g, v in enumerate(deltas.group_sites):
+                    gtokens[g] -= v
+
+            # 4. re-score what can have changed.
+            score.begin_step(stats)
+            rescore: Any
+            if before is not None and score.totals_can_raise(before, totals()):
+                rescore = list(counts)
+                heap_keys = [pk for pk in heap if pk not in counts]
+                for pk in heap_keys:
+                    heap.discard(pk)
+            else:
+                rescore = set(deltas.pairs)
+                if want_groups:
+                    rescore.update(deltas.group_pairs)
+                if want_parts:
+                    for tok in (left, right, new):
+                        rescore.update(adj.get(tok, ()))
+            for pk in rescore:
+                p = priority(pk, False)
+                if p is None:
+                    heap.discard(pk)
+                else:
+                    heap.update(pk, p)
+
+            done += 1
+            self.records.append(record)
+            if self.progress is not None:
+                self.progress(done, self.num_merges)
+            yield record
+
+
+def train_merges(corpus: Corpus, num_merges: int, **options: Any) -> list[MergeRecord]:
+    """Run a :class:`MergeDriver` to the end; the options are the driver's."""
+    return MergeDriver(corpus, num_merges, **options).run()

@@ -1,0 +1,228 @@
+"""The scoring-strategy contract: what a score may read, and what it must declare.
+
+A score maps a candidate pair to a priority (larger is merged first) or to
+``None`` (not eligible). It declares what its value depends on, and the merge
+driver keeps exactly the statistics that needs and re-scores exactly the pairs
+whose score can change:
+
+========== =================================================== ===============================
+class      a score may read                                     re-scored after a merge
+========== =================================================== ===============================
+``PAIR``   the pair's count, fixed properties (byte lengths)    pairs whose count changed
+``PARTS``  + unigram counts of the pair's two tokens            + every live pair containing a
+                                                                token whose count changed
+``GLOBAL`` + corpus totals (tokens, pairs, per-group totals)    + everything, when
+                                                                ``totals_can_raise`` says so
+========== =================================================== ===============================
+
+The driver's heap is a max-heap re-validated on pop: an entry whose stored
+priority differs from a fresh score is re-pushed with the fresh one. That is
+exact only while every stored priority is an *upper bound* of its pair's
+current score. The driver upholds it for each class: it pushes a fresh entry
+for every pair whose score may have risen, and for ``GLOBAL`` scores it asks
+``totals_can_raise(before, after)`` after every merge and re-scores every pair
+if the answer is yes. A score that reads something it did not declare gets a
+:class:`DependencyError`, so an undeclared dependency cannot silently break
+exactness. See ``docs/scoring.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bpeds.errors import BpedsError
+
+__all__ = [
+    "Dependency",
+    "DependencyError",
+    "Priority",
+    "Score",
+    "ScoreFunction",
+    "Stats",
+    "Totals",
+    "score_function",
+]
+
+#: A score's value: larger is better. ``int`` and ``float`` are the usual ones;
+#: anything totally ordered works.
+Priority = Any
+
+
+class Dependency(enum.IntEnum):
+    """What a score's value depends on (each class includes the ones before it)."""
+
+    PAIR = 0
+    PARTS = 1
+    GLOBAL = 2
+
+
+class DependencyError(BpedsError):
+    """A score read a statistic its declared :class:`Dependency` does not include."""
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Corpus totals at one moment of training (what ``GLOBAL`` scores may read).
+
+    ``tokens``: tokens in the corpus (weighted by type counts); ``pairs``: the
+    sum of all pair counts; ``group_tokens``/``group_bytes``: per group, when
+    the corpus has groups (empty tuples otherwise).
+    """
+
+    tokens: int
+    pairs: int
+    group_tokens: tuple[int, ...] = ()
+    group_bytes: tuple[int, ...] = ()
+
+
+class Stats:
+    """The read-only view of training statistics a score is given.
+
+    The driver owns and updates the underlying tables; a score only reads them.
+    Reading a statistic outside the score's declared dependency raises
+    :class:`DependencyError`. Every accessor is O(1).
+    """
+
+    __slots__ = (
+        "_depends",
+        "_group_counts",
+        "_group_tokens",
+        "_groups",
+        "_lengths",
+        "_pair_key",
+        "_totals_fn",
+        "_unigram",
+    )
+
+    def __init__(
+        self,
+        depends: Dependency,
+        lengths: Callable[[int], int],
+        unigram: Mapping[int, int] | None,
+        totals: Callable[[], Totals],
+        group_counts: Mapping[int, list[int]] | None = None,
+        pair_key: Callable[[int, int], int] | None = None,
+    ) -> None:
+        self._depends = depends
+        self._lengths = lengths
+        self._unigram = unigram
+        self._totals_fn = totals
+        self._group_counts = group_counts
+        self._pair_key = pair_key
+
+    def length(self, token: int) -> int:
+        """Byte length of ``token`` (a fixed property: allowed for every class)."""
+        return self._lengths(token)
+
+    def unigram(self, token: int) -> int:
+        """How many times ``token`` occurs in the current corpus (``PARTS`` and up)."""
+        if self._unigram is None:
+            raise DependencyError(
+                "this score read unigram counts but declared depends=Dependency.PAIR; "
+                "declare Dependency.PARTS so the driver tracks and re-scores them"
+            )
+        return self._unigram.get(token, 0)
+
+    def totals(self) -> Totals:
+        """Corpus totals now (``GLOBAL`` only)."""
+        if self._depends < Dependency.GLOBAL:
+            raise DependencyError(
+                "this score read corpus totals but did not declare depends=Dependency.GLOBAL"
+            )
+        return self._totals_fn()
+
+    def group_count(self, left: int, right: int, group: int) -> int:
+        """Count of the pair within one group (scores with ``needs_groups = True``)."""
+        if self._group_counts is None or self._pair_key is None:
+            raise DependencyError(
+                "this score read per-group counts but did not set needs_groups = True"
+            )
+        counts = self._group_counts.get(self._pair_key(left, right))
+        return 0 if counts is None else counts[group]
+
+
+class Score:
+    """Base class of scoring strategies. Subclass it, or use :func:`score_function`.
+
+    Override :meth:`score`; set ``depends`` (and ``needs_groups`` if the score
+    reads per-group counts); for ``GLOBAL`` scores override
+    :meth:`totals_can_raise` when you can prove totals changes only lower
+    untouched scores (it is what keeps them cheap).
+    """
+
+    name: str = "score"
+    depends: Dependency = Dependency.PAIR
+    needs_groups: bool = False
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        """Priority of merging ``(left, right)``, seen ``count`` times; None if ineligible."""
+        raise NotImplementedError
+
+    def begin_step(self, stats: Stats) -> None:
+        """Called once before each selection; a place to cache per-step values."""
+
+    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
+        """Can going from ``before`` to ``after`` raise the score of a pair whose own
+        statistics did not change? Only asked of ``GLOBAL`` scores; True is always safe.
+        """
+        return before != after
+
+    def options(self) -> dict[str, Any]:
+        """The score's parameters, recorded with a run's options."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """``{"name": ..., **options}``: what a saved model records of this score."""
+        return {"name": self.name, **self.options()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"{type(self).__name__}({args})"
+
+
+class ScoreFunction(Score):
+    """A :class:`Score` wrapping a plain function; made by :func:`score_function`."""
+
+    def __init__(
+        self,
+        fn: Callable[[int, int, int, Stats], Priority | None],
+        depends: Dependency,
+        name: str,
+        can_raise: Callable[[Totals, Totals], bool] | None = None,
+    ) -> None:
+        self._fn = fn
+        self.depends = depends
+        self.name = name
+        self._can_raise = can_raise
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        return self._fn(count, left, right, stats)
+
+    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
+        if self._can_raise is None:
+            return before != after
+        return self._can_raise(before, after)
+
+
+def score_function(
+    depends: Dependency,
+    *,
+    name: str | None = None,
+    can_raise: Callable[[Totals, Totals], bool] | None = None,
+) -> Callable[[Callable[[int, int, int, Stats], Priority | None]], ScoreFunction]:
+    """Turn ``fn(count, left, right, stats) -> priority | None`` into a :class:`Score`.
+
+    >>> @score_function(Dependency.PAIR)
+    ... def long_pairs(count, left, right, stats):
+    ...     return count * (stats.length(left) + stats.length(right))
+    >>> long_pairs.depends, long_pairs.name
+    (<Dependency.PAIR: 0>, 'long_pairs')
+    """
+
+    def wrap(fn: Callable[[int, int, int, Stats], Priority | None]) -> ScoreFunction:
+        return ScoreFunction(fn, depends, name or fn.__name__, can_raise)
+
+    return wrap

@@ -1,0 +1,243 @@
+"""The scoring strategies bpeds ships.
+
+Each states its formula, its :class:`~bpeds.scoring.base.Dependency` class and
+why that class is right. ``count`` is the pair's count under the run's counting
+rule, ``c(t)`` a token's unigram count, ``N`` the number of tokens, ``P`` the
+sum of pair counts, ``len(t)`` a token's length in bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bpeds.scoring.base import Dependency, Priority, Score, Stats, Totals
+
+__all__ = [
+    "NPMI",
+    "PMI",
+    "Frequency",
+    "GroupFrequency",
+    "LengthWeighted",
+    "LikelihoodGain",
+    "WordPiece",
+]
+
+
+class Frequency(Score):
+    """``count``: classic BPE. ``PAIR`` class.
+
+    >>> Frequency().describe()
+    {'name': 'frequency'}
+    """
+
+    name = "frequency"
+    depends = Dependency.PAIR
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        return count
+
+
+class LengthWeighted(Score):
+    """``count * (len(left) + len(right)) ** alpha``: favours long merges. ``PAIR`` class
+    (byte lengths are fixed properties of a pair).
+
+    With an integer ``alpha`` the score is an exact integer.
+    """
+
+    name = "length_weighted"
+    depends = Dependency.PAIR
+
+    def __init__(self, alpha: float = 1) -> None:
+        if not alpha >= 0:
+            raise ValueError(f"alpha must be >= 0, got {alpha!r}")
+        self.alpha = alpha
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        return count * (stats.length(left) + stats.length(right)) ** self.alpha
+
+    def options(self) -> dict[str, Any]:
+        return {"alpha": self.alpha}
+
+
+class PMI(Score):
+    """``count / (c(left) * c(right))``, for pairs seen at least ``min_count`` times.
+
+    The WordPiece training score. ``PARTS`` class: it reads the unigram counts
+    of both tokens, and when those fall (a merge consumed some of them) the
+    score of every pair containing them rises, so the driver re-scores those.
+    """
+
+    name = "pmi"
+    depends = Dependency.PARTS
+
+    def __init__(self, min_count: int = 1) -> None:
+        if min_count < 1:
+            raise ValueError(f"min_count must be >= 1, got {min_count!r}")
+        self.min_count = min_count
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        if count < self.min_count:
+            return None
+        return count / (stats.unigram(left) * stats.unigram(right))
+
+    def options(self) -> dict[str, Any]:
+        return {"min_count": self.min_count}
+
+
+class WordPiece(PMI):
+    """Alias of :class:`PMI` under the name users of WordPiece know."""
+
+    name = "wordpiece"
+
+
+def _xlogx(x: int) -> float:
+    return x * math.log(x) if x > 0 else 0.0
+
+
+class LikelihoodGain(Score):
+    """Gain in corpus log-likelihood under a unigram model if the pair is merged.
+
+    With ``k = count``, the merge turns ``k`` pairs into ``k`` new tokens: ``N``
+    falls by ``k``, ``c(left)`` and ``c(right)`` by ``k`` each (``2k`` when
+    ``left == right``). With ``f(x) = x log x``, the gain is::
+
+        f(k) + f(c(l) - k) + f(c(r) - k) - f(c(l)) - f(c(r)) + f(N) - f(N - k)
+
+    (``f`` of a non-positive number is 0: with overlapping counts a run such as
+    ``aaa`` counts 2 pairs but merges once, so this is an estimate there).
+    ``GLOBAL`` class: it reads ``N``. ``f(N) - f(N - k)`` grows with ``N``, and
+    ``N`` only falls during training, so a change of totals can only *lower*
+    an untouched pair's score: ``totals_can_raise`` is false unless ``N`` grew,
+    and the lazy heap stays exact without re-scoring everything.
+    """
+
+    name = "likelihood_gain"
+    depends = Dependency.GLOBAL
+
+    def __init__(self, min_count: int = 1) -> None:
+        if min_count < 1:
+            raise ValueError(f"min_count must be >= 1, got {min_count!r}")
+        self.min_count = min_count
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        if count < self.min_count:
+            return None
+        n = stats.totals().tokens
+        cl = stats.unigram(left)
+        if left == right:
+            parts = _xlogx(cl - 2 * count) - _xlogx(cl)
+        else:
+            cr = stats.unigram(right)
+            parts = _xlogx(cl - count) + _xlogx(cr - count) - _xlogx(cl) - _xlogx(cr)
+        return _xlogx(count) + parts + _xlogx(n) - _xlogx(n - count)
+
+    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
+        return after.tokens > before.tokens
+
+    def options(self) -> dict[str, Any]:
+        return {"min_count": self.min_count}
+
+
+class NPMI(Score):
+    """Normalised PMI: ``log(p(lr) / (p(l) p(r))) / -log p(lr)``, in ``[-1, 1]``.
+
+    ``p(lr) = count / P`` and ``p(t) = c(t) / N``. Pairs seen fewer than
+    ``min_count`` times are not eligible. ``GLOBAL`` class, and a change of
+    ``N`` or ``P`` can move untouched scores either way, so every merge
+    re-scores every pair: exact, but O(pairs) per merge.
+    """
+
+    name = "npmi"
+    depends = Dependency.GLOBAL
+
+    def __init__(self, min_count: int = 1) -> None:
+        if min_count < 1:
+            raise ValueError(f"min_count must be >= 1, got {min_count!r}")
+        self.min_count = min_count
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        if count < self.min_count:
+            return None
+        totals = stats.totals()
+        p_pair = count / totals.pairs
+        if p_pair >= 1.0:
+            return 1.0
+        n = totals.tokens
+        pmi = math.log(p_pair * n * n / (stats.unigram(left) * stats.unigram(right)))
+        return pmi / -math.log(p_pair)
+
+    def options(self) -> dict[str, Any]:
+        return {"min_count": self.min_count}
+
+
+def worst_group(totals: Totals) -> int:
+    """The group with the most tokens per byte (worst compression); lowest index on ties.
+
+    Groups without bytes are skipped; -1 if there is none.
+    """
+    best = -1
+    bt, bb = 0, 1
+    for g, (t, b) in enumerate(zip(totals.group_tokens, totals.group_bytes, strict=True)):
+        if b > 0 and (best < 0 or t * bb > bt * b):
+            best, bt, bb = g, t, b
+    return best
+
+
+class GroupFrequency(Score):
+    """Parity-aware frequency for multilingual corpora.
+
+    Counts are kept per group (language); each step serves the group that is
+    compressed worst so far (most tokens per byte of its text) with the pair
+    most frequent *in that group*. Score: ``(count in the worst group, count)``,
+    so when the worst group has no pair left the overall count decides.
+    ``GLOBAL`` class with ``needs_groups``: untouched scores change only when
+    the worst group changes, and then everything is re-scored.
+    """
+
+    name = "group_frequency"
+    depends = Dependency.GLOBAL
+    needs_groups = True
+
+    def __init__(self) -> None:
+        self._group = -1
+
+    def begin_step(self, stats: Stats) -> None:
+        self._group = worst_group(stats.totals())
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        g = self._group
+        in_group = stats.group_count(left, right, g) if g >= 0 else 0
+        return (in_group, count)
+
+    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
+        return worst_group(before) != worst_group(after)
+
+
+_BY_NAME: dict[str, type[Score]] = {
+    cls.name: cls
+    for cls in (Frequency, LengthWeighted, PMI, WordPiece, LikelihoodGain, NPMI, GroupFrequency)
+}
+
+
+def get_score(spec: str | Score | dict[str, Any]) -> Score:
+    """A score from a name, a ``describe()`` dict, or a score object.
+
+    >>> get_score("pmi"), get_score({"name": "pmi", "min_count": 3})
+    (PMI(min_count=1), PMI(min_count=3))
+    """
+    if isinstance(spec, Score):
+        return spec
+    if isinstance(spec, str):
+        spec = {"name": spec}
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise TypeError(f"a score is a Score object, a name or a dict with 'name': got {spec!r}")
+    args = dict(spec)
+    name = args.pop("name")
+    cls = _BY_NAME.get(name)
+    if cls is None:
+        raise ValueError(f"unknown score {name!r}: choose one of {sorted(_BY_NAME)}")
+    try:
+        return cls(**args)
+    except TypeError as exc:
+        raise ValueError(f"bad options for score {name!r}: {exc}") from None

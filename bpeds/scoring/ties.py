@@ -1,0 +1,196 @@
+"""Tie-break rules: which of several equally scored pairs is merged first.
+
+A tie rule is part of a run's recorded options, so a run can be reproduced.
+
+- :class:`Leftmost` (``"leftmost"``): the pair whose first occurrence in the
+  current corpus is leftmost. This is minbpe's behaviour: it takes ``max``
+  over a dict filled by a left-to-right scan. In type mode, "leftmost" means
+  the first occurrence in the original chunk order (types are numbered by first
+  appearance), which is the same thing.
+- :class:`SmallestIds` (``"smallest_ids"``): the lowest ``(left_id, right_id)``,
+  as Hugging Face ``tokenizers`` and ``rustbpe`` do. Hugging Face numbers its
+  byte alphabet by the code point of each byte's printable stand-in, not by
+  byte value: :func:`hf_byte_order` gives that order.
+- :class:`Lexicographic` (``"lexicographic"``): the lowest
+  ``(bytes(left), bytes(right))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import total_ordering
+from typing import Any
+
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab
+
+__all__ = [
+    "Leftmost",
+    "Lexicographic",
+    "SmallestIds",
+    "TieRule",
+    "gpt2_byte_to_unicode",
+    "hf_byte_order",
+    "tie_rule",
+]
+
+
+class TieRule:
+    """Base class. ``dynamic`` rules depend on where pairs occur now (the driver
+    folds them into the priority); static rules give the heap a tie key per pair."""
+
+    name: str = "tie"
+    dynamic: bool = False
+
+    def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
+        """The tie-key function over packed pairs for the heap (None: the packed key)."""
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """What a saved model records of this rule."""
+        return {"name": self.name}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.describe() == other.describe()
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+class Leftmost(TieRule):
+    """Leftmost first occurrence wins (minbpe)."""
+
+    name = "leftmost"
+    dynamic = True
+
+
+class SmallestIds(TieRule):
+    """Lowest ``(left_id, right_id)`` wins (Hugging Face ``tokenizers``, ``rustbpe``).
+
+    ``byte_order`` renumbers the 256 byte tokens for the comparison only:
+    ``byte_order[b]`` is the rank of byte ``b`` (merged tokens keep their ids,
+    which are all larger). Pass :func:`hf_byte_order` to match Hugging Face.
+    """
+
+    name = "smallest_ids"
+
+    def __init__(self, byte_order: Sequence[int] | None = None) -> None:
+        if byte_order is not None and sorted(byte_order) != list(range(256)):
+            raise ValueError("byte_order must be a permutation of 0..255")
+        self.byte_order = None if byte_order is None else tuple(byte_order)
+
+    def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
+        order = self.byte_order
+        if order is None:
+            return None
+
+        def tie(key: int) -> int:
+            left, right = key >> PAIR_SHIFT, key & PAIR_MASK
+            if left < 256:
+                left = order[left]
+            if right < 256:
+                right = order[right]
+            return (left << PAIR_SHIFT) | right
+
+        return tie
+
+    def describe(self) -> dict[str, Any]:
+        if self.byte_order is None:
+            return {"name": self.name}
+        return {"name": self.name, "byte_order": list(self.byte_order)}
+
+    def __repr__(self) -> str:
+        return "SmallestIds()" if self.byte_order is None else "SmallestIds(byte_order=...)"
+
+
+@total_ordering
+class _BytesKey:
+    """Tie key comparing a pair's token bytes; built on demand, only when compared."""
+
+    __slots__ = ("left", "right", "vocab")
+
+    def __init__(self, vocab: Vocab, left: int, right: int) -> None:
+        self.vocab, self.left, self.right = vocab, left, right
+
+    def _bytes(self) -> tuple[bytes, bytes]:
+        return self.vocab.token_bytes(self.left), self.vocab.token_bytes(self.right)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _BytesKey) and (self.left, self.right) == (other.left, other.right)
+
+    def __lt__(self, other: _BytesKey) -> bool:
+        return self._bytes() < other._bytes()
+
+    def __hash__(self) -> int:
+        return hash((self.left, self.right))
+
+
+class Lexicographic(TieRule):
+    """Lowest ``(bytes(left), bytes(right))`` wins."""
+
+    name = "lexicographic"
+
+    def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
+        def tie(key: int) -> _BytesKey:
+            return _BytesKey(vocab, key >> PAIR_SHIFT, key & PAIR_MASK)
+
+        return tie
+
+
+def gpt2_byte_to_unicode() -> dict[int, str]:
+    """GPT-2's map from each byte to a printable character (byte-level BPE files).
+
+    Printable Latin-1 bytes stand for themselves; the other 68 bytes take the
+    code points 256, 257, ... in byte order.
+
+    >>> m = gpt2_byte_to_unicode()
+    >>> m[ord("a")], m[ord(" ")], len(set(m.values()))
+    ('a', 'Ġ', 256)
+    """
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    keep += range(ord("®"), ord("ÿ") + 1)
+    kept = set(keep)
+    out: dict[int, str] = {}
+    extra = 0
+    for b in range(256):
+        if b in kept:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return out
+
+
+def hf_byte_order() -> list[int]:
+    """Rank of each byte in Hugging Face's byte-level alphabet (sorted by stand-in char)."""
+    m = gpt2_byte_to_unicode()
+    by_char = sorted(range(256), key=lambda b: m[b])
+    rank = [0] * 256
+    for r, b in enumerate(by_char):
+        rank[b] = r
+    return rank
+
+
+_RULES: dict[str, Callable[[], TieRule]] = {
+    "leftmost": Leftmost,
+    "smallest_ids": SmallestIds,
+    "lexicographic": Lexicographic,
+    "hf": lambda: SmallestIds(hf_byte_order()),
+}
+
+
+def tie_rule(rule: str | TieRule) -> TieRule:
+    """A tie rule from its name (``leftmost``, ``smallest_ids``, ``lexicographic``,
+    ``hf``) or the rule itself.
+
+    >>> tie_rule("leftmost")
+    Leftmost()
+    """
+    if isinstance(rule, TieRule):
+        return rule
+    try:
+        return _RULES[rule]()
+    except KeyError:
+        raise ValueError(f"unknown tie rule {rule!r}: choose one of {sorted(_RULES)}") from None

@@ -1,0 +1,137 @@
+"""A brute-force merge oracle: full recount and full rescoring at every step.
+
+Deliberately naive: it keeps every chunk as a Python list, recounts every pair
+of every chunk, scores every pair and picks the best by a plain ``max``/``min``
+over all candidates, then rewrites every chunk. O(corpus x merges): only for
+small corpora, which is what property tests use. It shares nothing with the
+driver but the score objects and the tie rules' definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from bpeds.corpus import Counting, count_pairs
+from bpeds.driver import MergeRecord
+from bpeds.scoring.base import Dependency, Score, Stats, Totals
+from bpeds.scoring.strategies import Frequency, get_score
+from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, tie_rule
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
+
+__all__ = ["apply_merge", "brute_force_merges"]
+
+
+def apply_merge(tokens: Sequence[int], a: int, b: int, new: int) -> list[int]:
+    """Replace every non-overlapping ``(a, b)``, left to right, by ``new``.
+
+    >>> apply_merge([1, 1, 1, 1, 2], 1, 1, 9)
+    [9, 9, 2]
+    """
+    out: list[int] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:
+            out.append(new)
+            i += 2
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def brute_force_merges(
+    chunks: Iterable[bytes | Sequence[int]],
+    num_merges: int,
+    *,
+    groups: Iterable[int] | None = None,
+    score: Score | str | dict[str, Any] | None = None,
+    tie: TieRule | str = "smallest_ids",
+    counting: Counting = "overlapping",
+    min_count: int = 1,
+    max_token_length: int | None = None,
+) -> list[MergeRecord]:
+    """The merges a correct driver must produce, computed the slow, obvious way.
+
+    >>> [r.pair for r in brute_force_merges([b"aaabdaaabac"], 3, tie="leftmost")]
+    [(97, 97), (256, 97), (257, 98)]
+    """
+    seqs = [list(c) for c in chunks]
+    labels = [0] * len(seqs) if groups is None else list(groups)
+    scorer = Frequency() if score is None else get_score(score)
+    rule = tie_rule(tie)
+    vocab = Vocab()
+    num_groups = max(labels, default=0) + 1
+    group_bytes = [0] * num_groups
+    for s, g in zip(seqs, labels, strict=True):
+        group_bytes[g] += len(s)
+    records: list[MergeRecord] = []
+    for _ in range(num_merges):
+        pairs: dict[int, int] = {}
+        gpairs: dict[int, list[int]] = {}
+        unigram: dict[int, int] = {}
+        first: dict[int, tuple[int, int]] = {}
+        gtokens = [0] * num_groups
+        for ci, (s, g) in enumerate(zip(seqs, labels, strict=True)):
+            gtokens[g] += len(s)
+            for t in s:
+                unigram[t] = unigram.get(t, 0) + 1
+            for k, n in count_pairs(s, counting).items():
+                pairs[k] = pairs.get(k, 0) + n
+                gpairs.setdefault(k, [0] * num_groups)[g] += n
+            off = 0
+            for i in range(len(s) - 1):
+                k = pack_pair(s[i], s[i + 1])
+                if k not in first:
+                    first[k] = (ci, off)
+                off += vocab.length(s[i])
+        totals = Totals(sum(gtokens), sum(pairs.values()), tuple(gtokens), tuple(group_bytes))
+        stats = Stats(
+            scorer.depends,
+            vocab.length,
+            unigram if scorer.depends >= Dependency.PARTS else None,
+            lambda totals=totals: totals,  # type: ignore[misc]
+            gpairs if scorer.needs_groups else None,
+            pack_pair,
+        )
+        scorer.begin_step(stats)
+        scored: dict[int, Any] = {}
+        for k, c in pairs.items():
+            left, right = k >> PAIR_SHIFT, k & PAIR_MASK
+            if c < min_count:
+                continue
+            if max_token_length is not None and (
+                vocab.length(left) + vocab.length(right) > max_token_length
+            ):
+                continue
+            value = scorer.score(c, left, right, stats)
+            if value is not None:
+                scored[k] = value
+        if not scored:
+            break
+        best = max(scored.values())
+        tied = [k for k, s in scored.items() if s == best]
+        k = min(tied, key=_tie_key(rule, vocab, first))
+        left, right = k >> PAIR_SHIFT, k & PAIR_MASK
+        new = vocab.add(left, right)
+        records.append(MergeRecord((left, right), new, pairs[k], best))
+        seqs = [apply_merge(s, left, right, new) for s in seqs]
+    return records
+
+
+def _tie_key(rule: TieRule, vocab: Vocab, first: dict[int, tuple[int, int]]) -> Any:
+    if isinstance(rule, Leftmost):
+        return first.__getitem__
+    if isinstance(rule, Lexicographic):
+        return lambda k: (vocab.token_bytes(k >> PAIR_SHIFT), vocab.token_bytes(k & PAIR_MASK))
+    if isinstance(rule, SmallestIds):
+        order = rule.byte_order
+        if order is None:
+            return lambda k: (k >> PAIR_SHIFT, k & PAIR_MASK)
+
+        def ranked(k: int) -> tuple[int, int]:
+            left, right = k >> PAIR_SHIFT, k & PAIR_MASK
+            return (order[left] if left < 256 else left, order[right] if right < 256 else right)
+
+        return ranked
+    raise TypeError(f"the oracle does not know tie rule {rule!r}")
