@@ -72,7 +72,7 @@ class Batched(Generic[K, P]):
     bpeds.errors.PreconditionError: remove('zz'): key is not present; use discard() to ignore that
     """
 
-    __slots__ = ("_inner", "_pending", "_zeroed", "applied", "flushes", "netted")
+    __slots__ = ("_count", "_inner", "_pending", "_zeroed", "applied", "flushes", "netted")
 
     def __init__(self, inner: Multiset[K, P]) -> None:
         """Wrap ``inner``; its ties, priorities and complexity stay its own.
@@ -84,6 +84,7 @@ class Batched(Generic[K, P]):
                 f"Batched wraps a Multiset (add/remove/update/top/...), got {type(inner).__name__}"
             )
         self._inner: Multiset[K, P] = inner
+        self._count = inner.count  # bound once: remove() calls it every time
         self._pending: dict[K, int] = {}
         self._zeroed: set[K] = set()
         #: Flushes that found pending work.
@@ -105,7 +106,8 @@ class Batched(Generic[K, P]):
         inner = self._inner
         zeroed = self._zeroed
         if zeroed and key in zeroed:
-            current: Any = inner.count(key)
+            # Removed down to 0 at some point: absent again iff the net value is 0.
+            current: Any = self._count(key)
             value = current + delta
             if value == 0:
                 inner.discard(key)
@@ -121,7 +123,7 @@ class Batched(Generic[K, P]):
         return True
 
     def flush(self) -> None:
-        """Apply every pending delta to the inner multiset now.
+        """Apply every pending delta to the inner multiset now: one inner call per key.
 
         Queries call this themselves. If an inner call raises, that key's
         delta is dropped, the keys not yet applied stay pending, and the error
@@ -132,19 +134,28 @@ class Batched(Generic[K, P]):
         pending = self._pending
         if not pending:
             return
-        apply = self._apply
+        inner = self._inner
+        add = inner.add
+        remove = inner.remove
+        zeroed = self._zeroed
         applied = 0
         done = 0
         try:
             for key, delta in pending.items():
-                if apply(key, delta):
+                if zeroed and key in zeroed:
+                    if self._apply(key, delta):
+                        applied += 1
+                elif delta > 0:
+                    add(key, delta)
+                    applied += 1
+                elif delta:
+                    remove(key, -delta)
                     applied += 1
                 done += 1
         except BaseException:
             rest = list(pending.items())[done + 1 :]
             pending.clear()
             pending.update(rest)
-            zeroed = self._zeroed
             if zeroed:
                 zeroed.intersection_update(pending)
             raise
@@ -153,7 +164,7 @@ class Batched(Generic[K, P]):
             self.applied += applied
             self.netted += done - applied
         pending.clear()
-        self._zeroed.clear()
+        zeroed.clear()
 
     def _flush_key(self, key: K) -> None:
         delta = self._pending.pop(key, None)
@@ -195,7 +206,7 @@ class Batched(Generic[K, P]):
             raise negative_n_error("remove", n)
         pending = self._pending
         delta = pending.get(key, 0)
-        current: Any = self._inner.count(key)
+        current: Any = self._count(key)
         value = current + delta
         if value < n:
             if key in self:
@@ -233,7 +244,7 @@ class Batched(Generic[K, P]):
         Complexity: O(1) plus one ``inner.count``; no flush.
         """
         delta = self._pending.get(key)
-        current: Any = self._inner.count(key)
+        current: Any = self._count(key)
         if delta is None:
             return current  # type: ignore[no-any-return]
         value = current + delta
@@ -334,7 +345,7 @@ class Batched(Generic[K, P]):
         if key not in pending:
             return key in self._inner
         delta = pending[key]
-        current: Any = self._inner.count(key)
+        current: Any = self._count(key)
         if current + delta != 0:
             return True
         return key not in self._zeroed

@@ -353,9 +353,15 @@ class Heapy(Generic[K, P]):
             self._delete(node)
             return
         node.prio = new
-        if n and node.left is not None:
+        if not n:
+            return
+        left = node.left
+        if left is not None:
             try:
-                self._sift_down(node)
+                # Cheap pre-check: both children strictly lower means no move.
+                right = node.right
+                if not left.prio < new or (right is not None and not right.prio < new):
+                    self._sift_down(node)
             except BaseException:
                 node.prio = old
                 self._resift(node)

@@ -259,9 +259,17 @@ class HeapyKiYay(Generic[K, P]):
             self._delete(entry)
             return
         entry.prio = new
-        if n and 2 * entry.pos + 1 < len(self._heap):
+        if not n:
+            return
+        heap = self._heap
+        i = entry.pos
+        c = 2 * i + 1
+        size = len(heap)
+        if c < size:
             try:
-                self._sift_down(entry, entry.pos)
+                # Cheap pre-check: both children strictly lower means no move.
+                if not heap[c].prio < new or (c + 1 < size and not heap[c + 1].prio < new):
+                    self._sift_down(entry, i)
             except BaseException:
                 entry.prio = old
                 self._resift(entry)
