@@ -43,7 +43,7 @@ from typing import Any, Generic, Literal, TypeVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from bpeds.errors import EmptyError, PreconditionError
+from bpeds.errors import EmptyError, InvariantError, PreconditionError
 from bpeds.structures.protocols import TieKey
 
 __all__ = [
@@ -169,15 +169,18 @@ class MultisetModel(Generic[K, P]):
     def check(self) -> None:
         """Nothing to verify beyond the two dicts agreeing. Complexity: O(n)."""
         if self._prio.keys() != self._ties.keys():
-            raise AssertionError("model dicts disagree")
+            raise InvariantError("model dicts disagree", (self._prio, self._ties))
 
     def __len__(self) -> int:
+        """The number of keys. Complexity: O(1)."""
         return len(self._prio)
 
     def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is present. Complexity: O(1)."""
         return key in self._prio
 
     def __iter__(self) -> Iterator[K]:
+        """Every key (a snapshot). Complexity: O(n)."""
         return iter(list(self._prio))
 
 
