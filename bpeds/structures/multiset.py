@@ -41,6 +41,7 @@ __all__ = [
     "ranks_before",
     "remove_absent_error",
     "remove_too_many_error",
+    "resolve_tie",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -153,11 +154,6 @@ def remove_too_many_error(key: object, count: object, n: int) -> PreconditionErr
 def empty_error(method: str) -> EmptyError:
     """The EmptyError for ``top``/``pop`` on an empty multiset. Complexity: O(1)."""
     return EmptyError(f"{method}() on an empty multiset; check len() first")
-
-
-def identity_tie(key: Any) -> Any:
-    """The default tie function: a key is its own tie key. Complexity: O(1)."""
-    return key
 
 
 def resolve_tie(tie: TieKey | None) -> TieKey | None:
