@@ -24,6 +24,7 @@ chunks (see :mod:`bpeds.pretokenize`) and special tokens.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal, NamedTuple, Protocol
 
@@ -31,7 +32,7 @@ from bpeds.structures.compaction import ThresholdCompaction
 from bpeds.structures.indexed_list import IndexedList, ListNode
 from bpeds.structures.lazy_index import LazyIndex
 from bpeds.structures.protocols import CompactionPolicy
-from bpeds.vocab import PAIR_SHIFT
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 
 __all__ = [
     "Corpus",
@@ -86,12 +87,18 @@ def _check_counting(counting: str) -> None:
         raise ValueError(f"counting must be one of {_COUNTINGS}, got {counting!r}")
 
 
-def _as_ids(chunk: Chunk) -> list[int]:
-    ids = list(chunk)
-    for t in ids:
-        if not (isinstance(t, int) and 0 <= t < 256):
-            raise ValueError(f"a chunk must hold bytes (ints 0..255); found {t!r}")
-    return ids
+def _as_bytes(chunk: Chunk) -> bytes:
+    """``chunk`` as bytes; anything but bytes or a sequence of ints 0..255 is refused."""
+    if type(chunk) is bytes:
+        return chunk
+    if isinstance(chunk, int | str):
+        raise TypeError(
+            f"a chunk is bytes or a sequence of ints 0..255, not {type(chunk).__name__}"
+        )
+    try:
+        return bytes(chunk)
+    except (TypeError, ValueError):
+        raise ValueError(f"a chunk must hold bytes (ints 0..255); got {chunk!r:.60}") from None
 
 
 def _groups_for(groups: Iterable[int] | None, n: int) -> list[int]:
@@ -137,6 +144,7 @@ class CorpusRun(Protocol):
     """One training run's mutable state over a corpus (what the driver drives)."""
 
     num_groups: int
+    position_limit: int  # every first_position() is below it
 
     def initial(self) -> Initial: ...
 
@@ -175,7 +183,13 @@ class TypeCorpus:
         *,
         policy: CompactionPolicy[int] | None = None,
     ) -> None:
-        chunk_list = [bytes(_as_ids(c)) for c in chunks]
+        if groups is None:
+            # Count first, convert once per distinct chunk: most chunks repeat.
+            raw = Counter(c if type(c) is bytes else _as_bytes(c) for c in chunks)
+            raw.pop(b"", None)
+            self._init_types(((c, n, 0) for c, n in raw.items()), policy)
+            return
+        chunk_list = [_as_bytes(c) for c in chunks]
         group_list = _groups_for(groups, len(chunk_list))
         counts: dict[tuple[int, bytes], int] = {}
         for c, g in zip(chunk_list, group_list, strict=True):
@@ -202,7 +216,7 @@ class TypeCorpus:
             if not (isinstance(n, int) and n >= 1):
                 raise ValueError(f"a type's count must be an int >= 1, got {n!r}")
             _groups_for([g], 1)
-            key = (g, bytes(_as_ids(chunk)))
+            key = (g, _as_bytes(chunk))
             if key[1]:
                 merged[key] = merged.get(key, 0) + n
         self._init_types(((c, n, g) for (g, c), n in merged.items()), policy)
@@ -274,55 +288,149 @@ class _TypeRun:
         self.groups = corpus._groups
         self.num_groups = corpus.num_groups
         self.stride = corpus._stride
+        #: Every position :meth:`first_position` returns is below this.
+        self.position_limit = max(1, len(self.words) * self.stride)
         self.want_groups = want_groups
+        self.overlapping = counting == "overlapping"
         words = self.words
 
         def is_live(key: int, t: int) -> bool:
-            return _has_pair(words[t], key >> PAIR_SHIFT, key & 0xFFFFFFFF)
+            return _has_pair(words[t], key >> PAIR_SHIFT, key & PAIR_MASK)
 
         policy = corpus._policy if corpus._policy is not None else ThresholdCompaction()
         self.index: LazyIndex[int, int] = LazyIndex(is_live, policy)
 
     def initial(self) -> Initial:
-        """Pair counts, unigram counts, per-group pair counts and per-group tokens."""
+        """Pair counts, unigram counts, per-group pair counts and per-group tokens.
+
+        Complexity: O(total length of the types).
+        """
         pairs: dict[int, int] = {}
         unigram: dict[int, int] = {}
         gpairs: dict[int, list[int]] = {}
         ngroups = self.num_groups
         gtokens = [0] * ngroups
-        add = self.index.add
+        where: dict[int, list[int]] = {}
+        counting = self.counting
+        want_groups = self.want_groups
         for t, w in enumerate(self.words):
             c, g = self.counts[t], self.groups[t]
             gtokens[g] += len(w) * c
             for x in w:
                 unigram[x] = unigram.get(x, 0) + c
-            for k, n in count_pairs(w, self.counting).items():
+            for k, n in count_pairs(w, counting).items():
                 pairs[k] = pairs.get(k, 0) + n * c
-                add(k, t)
-                if self.want_groups:
+                lst = where.get(k)
+                if lst is None:
+                    where[k] = [t]
+                else:
+                    lst.append(t)
+                if want_groups:
                     gp = gpairs.get(k)
                     if gp is None:
                         gp = gpairs[k] = [0] * ngroups
                     gp[g] += n * c
+        extend = self.index.extend
+        for k, ts in where.items():
+            extend(k, ts)
         return Initial(pairs, unigram, gpairs, gtokens)
 
     def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """Merge every non-overlapping ``(a, b)``, left to right, in every type.
 
+        Sites are found with ``list.index`` jumps (C speed), and count changes
+        are windowed: each site changes only the pairs around it. New pairs'
+        index entries are collected per key and appended once per key.
+
         Complexity: O(entries of the pair's index + length of the types holding it).
         """
+        if not self.overlapping or self.want_groups:
+            self._merge_recount(a, b, new, out)
+            return
+        pk = (a << PAIR_SHIFT) | b
+        d = out.pairs
+        get = d.get
+        words, counts = self.words, self.counts
+        fresh: dict[int, list[int]] = {}
+        total = 0
+        for t in self.index.live(pk, unique=False):
+            w = words[t]
+            last = len(w) - 1
+            try:
+                j = w.index(a)
+            except ValueError:
+                continue
+            c = counts[t]
+            res: list[int] | None = None
+            start = 0
+            sites = 0
+            while j < last:
+                if w[j + 1] == b:
+                    if res is None:
+                        res = w[:j]
+                    elif start < j:
+                        res.extend(w[start:j])
+                    if res:
+                        p = res[-1]
+                        k = (p << PAIR_SHIFT) | a
+                        d[k] = get(k, 0) - c
+                        k = (p << PAIR_SHIFT) | new
+                        d[k] = get(k, 0) + c
+                        lst = fresh.get(k)
+                        if lst is None:
+                            fresh[k] = [t]
+                        elif lst[-1] != t:
+                            lst.append(t)
+                    if j + 2 <= last:
+                        q = w[j + 2]
+                        k = (b << PAIR_SHIFT) | q
+                        d[k] = get(k, 0) - c
+                        k = (new << PAIR_SHIFT) | q
+                        d[k] = get(k, 0) + c
+                        lst = fresh.get(k)
+                        if lst is None:
+                            fresh[k] = [t]
+                        elif lst[-1] != t:
+                            lst.append(t)
+                    res.append(new)
+                    sites += 1
+                    start = j + 2
+                    if start > last:
+                        break
+                    try:
+                        j = w.index(a, start)
+                    except ValueError:
+                        break
+                else:
+                    try:
+                        j = w.index(a, j + 1)
+                    except ValueError:
+                        break
+            if res is None:
+                continue
+            if start <= last:
+                res.extend(w[start:])
+            words[t] = res
+            total += sites * c
+        if total:
+            d[pk] = get(pk, 0) - total
+            out.sites += total
+        extend = self.index.extend
+        for k, ts in fresh.items():
+            extend(k, ts)
+
+    def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """The general path (non-overlapping counts, per-group counts): recount each
+        changed type before and after. O(length of the types holding the pair)."""
         pk = (a << PAIR_SHIFT) | b
         d = out.pairs
         words, counts, groups = self.words, self.counts, self.groups
-        add = self.index.add
+        counting = self.counting
         want_groups = self.want_groups
-        overlapping = self.counting == "overlapping"
         ngroups = self.num_groups
+        add = self.index.add
         for t in self.index.live(pk, unique=False):
             w = words[t]
-            c = counts[t]
-            if not overlapping:
-                before = count_pairs(w, "non_overlapping")
             res: list[int] = []
             n = len(w)
             i = 0
@@ -331,46 +439,29 @@ class _TypeRun:
                 x = w[i]
                 if x == a and i + 1 < n and w[i + 1] == b:
                     sites += 1
-                    if overlapping:
-                        if res:
-                            p = res[-1]
-                            k = (p << PAIR_SHIFT) | a
-                            d[k] = d.get(k, 0) - c
-                            k = (p << PAIR_SHIFT) | new
-                            d[k] = d.get(k, 0) + c
-                            add(k, t)
-                        d[pk] = d.get(pk, 0) - c
-                        if i + 2 < n:
-                            q = w[i + 2]
-                            k = (b << PAIR_SHIFT) | q
-                            d[k] = d.get(k, 0) - c
-                            k = (new << PAIR_SHIFT) | q
-                            d[k] = d.get(k, 0) + c
-                            add(k, t)
                     res.append(new)
                     i += 2
                 else:
                     res.append(x)
                     i += 1
+            if not sites:
+                continue
             words[t] = res
-            if not overlapping:
-                after = count_pairs(res, "non_overlapping")
-                for k, v in before.items():
-                    d[k] = d.get(k, 0) - v * c
-                for k, v in after.items():
-                    d[k] = d.get(k, 0) + v * c
-                    if (k >> PAIR_SHIFT) == new or (k & 0xFFFFFFFF) == new:
-                        add(k, t)
+            c = counts[t]
+            before = count_pairs(w, counting)
+            after = count_pairs(res, counting)
+            for k, v in before.items():
+                d[k] = d.get(k, 0) - v * c
+            for k, v in after.items():
+                d[k] = d.get(k, 0) + v * c
+                if (k >> PAIR_SHIFT) == new or (k & PAIR_MASK) == new:
+                    add(k, t)
             out.sites += sites * c
             if want_groups:
                 g = groups[t]
                 out.group_sites[g] += sites * c
                 gd = out.group_pairs
-                changed = (
-                    count_pairs(res, self.counting),
-                    count_pairs(w, self.counting),
-                )
-                for sign, table in ((1, changed[0]), (-1, changed[1])):
+                for sign, table in ((1, after), (-1, before)):
                     for k, v in table.items():
                         row = gd.get(k)
                         if row is None:
@@ -383,7 +474,7 @@ class _TypeRun:
         Types are numbered by first appearance, so this orders occurrences as
         the chunk sequence does. O(entries of the pair's index + type lengths).
         """
-        a, b = pk >> PAIR_SHIFT, pk & 0xFFFFFFFF
+        a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
         best: int | None = None
         for t in self.index.live(pk, unique=False):
             if best is None or t < best:
@@ -407,7 +498,7 @@ class SequenceCorpus:
     """
 
     def __init__(self, chunks: Iterable[Chunk], groups: Iterable[int] | None = None) -> None:
-        self._chunks = [_as_ids(c) for c in chunks]
+        self._chunks = [list(_as_bytes(c)) for c in chunks]
         self._groups = _groups_for(groups, len(self._chunks))
         self.num_groups = max(self._groups, default=0) + 1
 
@@ -442,6 +533,7 @@ class _SequenceRun:
         for c in chunks:
             self._starts.append(pos)
             pos += len(c)
+        self.position_limit = max(1, pos)
 
     def _group_of(self, node: ListNode[int]) -> int:
         return self._chunk_groups[bisect.bisect_right(self._starts, node.pos) - 1]
@@ -473,6 +565,7 @@ class _SequenceRun:
         pk = (a << PAIR_SHIFT) | b
         d = out.pairs
         lst = self.list
+        merge_with_next = lst.merge_with_next
         want_groups = self.want_groups
         ngroups = self.num_groups
         sites = 0
@@ -506,12 +599,11 @@ class _SequenceRun:
                         row = out.group_pairs[k] = [0] * ngroups
                     row[g] += s
             sites += 1
-            lst.delete(m)
-            lst.set_value(n, new)
+            merge_with_next(n, new)
         out.sites += sites
 
     def first_position(self, pk: int) -> int | None:
-        for n in self.list.occurrences((pk >> PAIR_SHIFT, pk & 0xFFFFFFFF)):
+        for n in self.list.occurrences((pk >> PAIR_SHIFT, pk & PAIR_MASK)):
             return n.pos
         return None
 

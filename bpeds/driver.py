@@ -113,6 +113,9 @@ class MergeDriver:
         self.progress = progress
         self.vocab = Vocab() if vocab is None else vocab
         self.records: list[MergeRecord] = []
+        #: Remove a pair from the heap as soon as its count reaches zero (True), or only
+        #: when it surfaces at the top (False). Both are exact; this is a speed knob.
+        self.drop_dead = True
 
     def options(self) -> dict[str, Any]:
         """The options that determine this run's merges (recorded with a model)."""
@@ -166,6 +169,9 @@ class MergeDriver:
                 adj.setdefault(k & PAIR_MASK, set()).add(k)
         pos_lb: dict[int, int] = {}
         fast_count = type(score) is Frequency
+        # For integer counts, fold the leftmost tie into one int: (count << shift) - position
+        # orders like (count, -position) but compares much faster than a tuple.
+        shift = run.position_limit.bit_length() + 1
         min_count = self.min_count
         max_len = self.max_token_length
         raw_score = score.score
@@ -187,7 +193,7 @@ class MergeDriver:
                 pos_lb[k] = pos
             else:
                 pos = pos_lb.get(k, 0)
-            return (s, -pos)
+            return (s << shift) - pos if fast_count else (s, -pos)
 
         heap: Multiset[int, Any] = self.multiset(tie=None if leftmost else self.tie.heap_tie(vocab))
         score.begin_step(stats)
@@ -196,6 +202,7 @@ class MergeDriver:
             if p is not None:
                 heap.update(k, p)
 
+        drop_dead = self.drop_dead
         done = 0
         while done < self.num_merges:
             # 1. select: re-validate the top until its stored priority is exact.
@@ -219,7 +226,9 @@ class MergeDriver:
                     heap.update(k, fresh)
             left, right = k >> PAIR_SHIFT, k & PAIR_MASK
             new = vocab.add(left, right)
-            record = MergeRecord((left, right), new, counts[k], fresh[0] if leftmost else fresh)
+            # The score without the tie component folded into the priority.
+            chosen = counts[k] if fast_count else (fresh[0] if leftmost else fresh)
+            record = MergeRecord((left, right), new, counts[k], chosen)
 
             # 2. merge.
             before = totals() if depends is Dependency.GLOBAL else None
@@ -280,11 +289,16 @@ class MergeDriver:
                 if want_parts:
                     for tok in (left, right, new):
                         rescore.update(adj.get(tok, ()))
+            # A priority that fell needs no heap work: the stored one is still an upper
+            # bound, and re-validation fixes it if it ever reaches the top. Only rises
+            # (and new pairs) must be pushed now. Pairs that died are dropped eagerly
+            # when `drop_dead` is set, which keeps the heap small.
             for pk in rescore:
                 p = priority(pk, False)
                 if p is None:
-                    heap.discard(pk)
-                else:
+                    if drop_dead and pk not in counts:
+                        heap.discard(pk)
+                elif pk not in heap or heap.count(pk) < p:
                     heap.update(pk, p)
 
             done += 1
