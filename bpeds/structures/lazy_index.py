@@ -22,7 +22,7 @@ thread safety, and reads that mutate the index from inside the predicate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, KeysView
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator, KeysView
 from itertools import islice
 from operator import length_hint
 from typing import Any, Generic, TypeVar
@@ -37,6 +37,11 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V", bound=Hashable)
 
 _POLICY_MEMBERS = ("after_read", "after_append", "compacted", "stats")
+
+
+def _nothing() -> Generator[Any, None, None]:
+    """The read of an absent key: a generator, so ``close()`` works, that yields nothing."""
+    yield from ()
 
 
 class LazyIndex(Generic[K, V]):
@@ -183,13 +188,14 @@ class LazyIndex(Generic[K, V]):
 
     # -------------------------------------------------------------------- reads
 
-    def live(self, key: K, *, unique: bool = True) -> Iterator[V]:
+    def live(self, key: K, *, unique: bool = True) -> Generator[V, None, None]:
         """Yield the entries of ``key`` that are live when yielded, in stored order.
 
         Each entry's ``is_live(key, value)`` is evaluated right before it would
         be yielded, so a caller that kills an entry (the current or a later
         one) while processing is handled. With ``unique=True`` each value is
-        yielded at most once; ``unique=False`` skips the bookkeeping (the BPE
+        yielded at most once (a value already yielded is skipped without a
+        predicate call); ``unique=False`` skips the bookkeeping (the BPE
         trainer's predicate turns false once a type is processed, which
         already hides duplicates).
 
@@ -204,8 +210,9 @@ class LazyIndex(Generic[K, V]):
         looked at and, if the key is still present, the policy's
         ``after_read(key, scanned, yielded, size)`` is called; when it returns
         True the key is compacted (predicate re-evaluated then; entries
-        appended during the read are kept if live). A read that is never
-        started does not count. If ``is_live`` raises, the exception
+        appended during the read are kept if live). To end a read early, call
+        the generator's ``close()`` (or break out of the loop and drop it). A
+        read that is never started does not count. If ``is_live`` raises, the exception
         propagates, the scanned entries are counted, and the policy is not
         consulted.
 
@@ -214,10 +221,10 @@ class LazyIndex(Generic[K, V]):
         """
         lst = self._lists.get(key)
         if lst is None:
-            return iter(())
+            return _nothing()
         return self._read(key, lst, len(lst), unique)
 
-    def _read(self, key: K, lst: list[V], n: int, unique: bool) -> Iterator[V]:
+    def _read(self, key: K, lst: list[V], n: int, unique: bool) -> Generator[V, None, None]:
         is_live = self._is_live
         # ``it`` is a list iterator: its position (len(lst) - length_hint) is the
         # number of entries scanned, without a counter in the loop. islice never
