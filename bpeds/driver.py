@@ -147,12 +147,20 @@ class MergeDriver:
         unigram = init.unigram
         gcounts = init.group_pairs
         gtokens = init.group_tokens
-        gbytes = tuple(gtokens)
+        gbytes: tuple[int, ...] = tuple(gtokens)
         num_groups = len(gtokens)
-        state = {"tokens": sum(gtokens), "pairs": sum(counts.values())}
+        # Totals change once per merge: build them then, not at every read.
+        # Per-group totals are kept only for scores that declare needs_groups.
+        if not want_groups:
+            gbytes = ()
+        now = [
+            Totals(
+                sum(gtokens), sum(counts.values()), tuple(gtokens) if want_groups else (), gbytes
+            )
+        ]
 
         def totals() -> Totals:
-            return Totals(state["tokens"], state["pairs"], tuple(gtokens), gbytes)
+            return now[0]
 
         stats = Stats(
             depends,
@@ -256,8 +264,7 @@ class MergeDriver:
                 else:  # pragma: no cover - would be a representation bug
                     raise InvariantError(f"pair count went negative: {pk}", {"count": c})
             sites = deltas.sites
-            state["tokens"] -= sites
-            state["pairs"] += pair_sum
+            old = now[0]
             if want_parts:
                 unigram[left] -= sites
                 unigram[right] -= sites
@@ -273,6 +280,12 @@ class MergeDriver:
                         del gcounts[pk]
                 for g, v in enumerate(deltas.group_sites):
                     gtokens[g] -= v
+            now[0] = Totals(
+                old.tokens - sites,
+                old.pairs + pair_sum,
+                tuple(gtokens) if want_groups else (),
+                gbytes,
+            )
 
             # 4. re-score what can have changed.
             score.begin_step(stats)

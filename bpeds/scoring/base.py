@@ -68,8 +68,8 @@ class Totals:
     """Corpus totals at one moment of training (what ``GLOBAL`` scores may read).
 
     ``tokens``: tokens in the corpus (weighted by type counts); ``pairs``: the
-    sum of all pair counts; ``group_tokens``/``group_bytes``: per group, when
-    the corpus has groups (empty tuples otherwise).
+    sum of all pair counts; ``group_tokens``/``group_bytes``: per group, for
+    scores with ``needs_groups`` (empty tuples otherwise).
     """
 
     tokens: int

@@ -91,10 +91,6 @@ class WordPiece(PMI):
     name = "wordpiece"
 
 
-def _xlogx(x: int) -> float:
-    return x * math.log(x) if x > 0 else 0.0
-
-
 class LikelihoodGain(Score):
     """Gain in corpus log-likelihood under a unigram model if the pair is merged.
 
@@ -123,14 +119,24 @@ class LikelihoodGain(Score):
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
             return None
+        log = math.log
         n = stats.totals().tokens
         cl = stats.unigram(left)
-        if left == right:
-            parts = _xlogx(cl - 2 * count) - _xlogx(cl)
-        else:
+        gain = count * log(count) + n * log(n)
+        rest = n - count
+        if rest > 0:
+            gain -= rest * log(rest)
+        gain -= cl * log(cl)
+        rest = cl - 2 * count if left == right else cl - count
+        if rest > 0:
+            gain += rest * log(rest)
+        if left != right:
             cr = stats.unigram(right)
-            parts = _xlogx(cl - count) + _xlogx(cr - count) - _xlogx(cl) - _xlogx(cr)
-        return _xlogx(count) + parts + _xlogx(n) - _xlogx(n - count)
+            gain -= cr * log(cr)
+            rest = cr - count
+            if rest > 0:
+                gain += rest * log(rest)
+        return gain
 
     def totals_can_raise(self, before: Totals, after: Totals) -> bool:
         return after.tokens > before.tokens

@@ -85,7 +85,10 @@ def brute_force_merges(
                 if k not in first:
                     first[k] = (ci, off)
                 off += vocab.length(s[i])
-        totals = Totals(sum(gtokens), sum(pairs.values()), tuple(gtokens), tuple(group_bytes))
+        if scorer.needs_groups:
+            totals = Totals(sum(gtokens), sum(pairs.values()), tuple(gtokens), tuple(group_bytes))
+        else:
+            totals = Totals(sum(gtokens), sum(pairs.values()))
         stats = Stats(
             scorer.depends,
             vocab.length,
