@@ -1,0 +1,343 @@
+"""The tokenizer: merges, a split pattern and special tokens, with encode/decode/train/save.
+
+A :class:`Tokenizer` is the shared data model of bpeds (the file formats and
+the command line are written against it):
+
+- ``merges``: merge ``k`` is a pair of ids that makes id ``256 + k``; ids
+  ``0..255`` are the single bytes.
+- ``pattern``: the split regex *source* (names such as ``"gpt4"`` are resolved
+  when the tokenizer is built), or ``None`` for no split (minbpe's Basic).
+- ``special_tokens``: text -> id; the ids are unique and never collide with
+  the ids ``0 .. 255 + len(merges)`` of the byte and merge tokens.
+- ``options``: what training recorded (score, tie rule, counting, ...), a
+  JSON-compatible dict.
+
+The constructor validates all of it and raises :class:`TokenizerError` (a
+``ValueError``) naming what to fix, or ``TypeError`` for values of the wrong
+type. A tokenizer is a value: its attributes are read-only and return copies;
+only the training methods replace its state (in place, like minbpe's and
+Hugging Face's ``train`` methods).
+
+Not handled here: the rank-by-bytes encoding algorithm (:mod:`bpeds.encoder`),
+reading training data (:mod:`bpeds.io`, :mod:`bpeds.training`) and the JSON
+format (:mod:`bpeds.persist`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import regex
+
+from bpeds.errors import BpedsError
+from bpeds.pretokenize import PATTERNS, compile_pattern
+from bpeds.vocab import Vocab
+
+__all__ = ["Tokenizer", "TokenizerError", "UnknownTokenError"]
+
+BYTE_TOKENS = 256
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+
+
+class TokenizerError(BpedsError, ValueError):
+    """A tokenizer's parts are inconsistent: a merge names an id that does not
+    exist yet, a special token collides, a pattern does not compile, ..."""
+
+
+class UnknownTokenError(BpedsError, ValueError):
+    """An id or token that the tokenizer does not have (e.g. in ``decode``)."""
+
+
+def _check_int(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    return value
+
+
+def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str] | None]:
+    """The regex source of a named or literal pattern, and its compiled form.
+
+    ``None`` stays ``None`` (no split). Names are those of
+    :data:`bpeds.pretokenize.PATTERNS`. A pattern that does not compile, or that
+    has capturing groups (whose matches ``findall`` would not return whole),
+    raises :class:`TokenizerError`.
+
+    >>> resolve_pattern("gpt2")[0] == PATTERNS["gpt2"]
+    True
+    >>> resolve_pattern(r"(\\w+)")
+    Traceback (most recent call last):
+    ...
+    bpeds.tokenizer.TokenizerError: split pattern '(\\\\w+)' has 1 capturing group(s): ...
+    """
+    if pattern is None:
+        return None, None
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
+    source = PATTERNS.get(pattern, pattern)
+    try:
+        compiled = compile_pattern(source)
+    except ValueError as exc:
+        raise TokenizerError(str(exc)) from None
+    if compiled.groups:
+        raise TokenizerError(
+            f"split pattern {pattern!r} has {compiled.groups} capturing group(s): a split "
+            "pattern's whole matches are the pieces, so write groups as (?:...)"
+        )
+    return source, compiled
+
+
+def check_special_texts(texts: Iterable[object]) -> list[str]:
+    """Validate special-token texts: non-empty, unique, valid Unicode, no partial overlap.
+
+    One text inside another is allowed (encoding takes the longest at a
+    position); a proper suffix of one that is a proper prefix of another is
+    not, because the text ``"<a|b>"`` would then hold two specials at once.
+    Complexity: O(k^2 * L) for k texts of length L (k is small).
+
+    >>> check_special_texts(["<|a|>", "<|a|>x"])
+    ['<|a|>', '<|a|>x']
+    >>> check_special_texts(["ab", "bc"])
+    Traceback (most recent call last):
+    ...
+    bpeds.tokenizer.TokenizerError: special tokens 'ab' and 'bc' overlap: ...
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    for t in texts:
+        if not isinstance(t, str):
+            raise TypeError(f"a special token is a str, got {type(t).__name__} {t!r}")
+        if not t:
+            raise TokenizerError("a special token must not be the empty string")
+        if t in seen:
+            raise TokenizerError(f"special token {t!r} is given twice")
+        if _SURROGATE.search(t):
+            raise TokenizerError(
+                f"special token {t!r} holds a lone surrogate, which has no UTF-8 encoding"
+            )
+        seen.add(t)
+        out.append(t)
+    for a in out:
+        for b in out:
+            if a is b or a in b or b in a:
+                continue
+            for k in range(1, min(len(a), len(b))):
+                if a[-k:] == b[:k]:
+                    raise TokenizerError(
+                        f"special tokens {a!r} and {b!r} overlap: {a[-k:]!r} ends one and "
+                        "starts the other, so a text could hold both at once; rename one"
+                    )
+    return out
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: ``merges``, ``pattern``, ``special_tokens``, ``options``.
+
+    >>> tok = Tokenizer([(104, 105), (256, 33)], pattern=None, special_tokens={"<eos>": 258})
+    >>> tok.token_bytes(257), tok.vocab_size
+    (b'hi!', 259)
+    >>> tok.merges
+    [(104, 105), (256, 33)]
+
+    ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"`` (see
+    :data:`bpeds.pretokenize.PATTERNS`), any regex source, or ``None`` (no
+    split). Construction validates everything; complexity O(number of merges +
+    special tokens squared). Errors: :class:`TokenizerError` (a ``ValueError``)
+    for inconsistent parts, ``TypeError`` for values of the wrong type.
+    """
+
+    __slots__ = (
+        "_compiled",
+        "_encoder",
+        "_merges",
+        "_options",
+        "_pattern",
+        "_special",
+        "_vocab",
+    )
+
+    def __init__(
+        self,
+        merges: Sequence[tuple[int, int]] = (),
+        *,
+        pattern: str | None = "gpt4",
+        special_tokens: Mapping[str, int] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(merges, str | bytes) or not isinstance(merges, Iterable):
+            raise TypeError(f"merges must be a sequence of (int, int) pairs, got {merges!r}")
+        vocab = Vocab()
+        checked: list[tuple[int, int]] = []
+        seen: set[tuple[int, int]] = set()
+        for k, pair in enumerate(merges):
+            if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise TypeError(f"merge {k} must be a pair of ids, got {pair!r}")
+            a = _check_int(pair[0], f"merge {k}'s left id")
+            b = _check_int(pair[1], f"merge {k}'s right id")
+            top = BYTE_TOKENS + k
+            if not (0 <= a < top and 0 <= b < top):
+                raise TokenizerError(
+                    f"merge {k} is ({a}, {b}) but makes id {top}: it may only use ids 0..{top - 1}"
+                )
+            if (a, b) in seen:
+                raise TokenizerError(f"merge {k} ({a}, {b}) repeats an earlier merge")
+            seen.add((a, b))
+            checked.append((a, b))
+            vocab.add(a, b)
+        source, compiled = resolve_pattern(pattern)
+        special: dict[str, int] = {}
+        if special_tokens is not None:
+            if not isinstance(special_tokens, Mapping):
+                raise TypeError(
+                    "special_tokens must be a mapping text -> id, got "
+                    f"{type(special_tokens).__name__}"
+                )
+            texts = check_special_texts(special_tokens.keys())
+            first_free = BYTE_TOKENS + len(checked)
+            owner: dict[int, str] = {}
+            for text in texts:
+                i = _check_int(special_tokens[text], f"the id of special token {text!r}")
+                if i < first_free:
+                    raise TokenizerError(
+                        f"special token {text!r} has id {i}, which belongs to a "
+                        f"{'byte' if i < BYTE_TOKENS else 'merge'} token"
+                        if i >= 0
+                        else f"special token {text!r} has a negative id {i}"
+                    )
+                if i in owner:
+                    raise TokenizerError(
+                        f"special tokens {owner[i]!r} and {text!r} share the id {i}"
+                    )
+                owner[i] = text
+                special[text] = i
+        opts: dict[str, Any] = {}
+        if options is not None:
+            if not isinstance(options, Mapping):
+                raise TypeError(f"options must be a mapping, got {type(options).__name__}")
+            for key in options:
+                if not isinstance(key, str):
+                    raise TypeError(f"option names must be str, got {key!r}")
+            try:
+                opts = json.loads(json.dumps(dict(options), allow_nan=False))
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"options must be JSON-compatible: {exc}") from None
+        self._merges = checked
+        self._vocab = vocab
+        self._pattern = source
+        self._compiled = compiled
+        self._special = special
+        self._options = opts
+        self._encoder: Any = None
+
+    # -- the data model -------------------------------------------------------------------
+
+    @property
+    def merges(self) -> list[tuple[int, int]]:
+        """Every merge in id order (a copy): ``merges[k]`` made id ``256 + k``. O(merges)."""
+        return list(self._merges)
+
+    @property
+    def pattern(self) -> str | None:
+        """The split regex source, or ``None`` for no split."""
+        return self._pattern
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special-token text -> id (a copy)."""
+        return dict(self._special)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The training options recorded with this tokenizer (a deep copy)."""
+        return copy.deepcopy(self._options)
+
+    @property
+    def num_merges(self) -> int:
+        """``len(merges)``, without the copy. O(1)."""
+        return len(self._merges)
+
+    @property
+    def vocab_size(self) -> int:
+        """``256 + len(merges) + len(special_tokens)``: the number of tokens. O(1).
+
+        Special ids chosen by the caller may leave gaps, so the largest id can
+        be larger than ``vocab_size - 1``; see :attr:`max_token_id`.
+        """
+        return BYTE_TOKENS + len(self._merges) + len(self._special)
+
+    @property
+    def max_token_id(self) -> int:
+        """The largest id in use. O(special tokens)."""
+        return max([BYTE_TOKENS + len(self._merges) - 1, *self._special.values()])
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes of a byte or merge token, built on demand from its parents.
+
+        >>> Tokenizer([(97, 98)]).token_bytes(256)
+        b'ab'
+
+        A special-token id or an unknown id raises :class:`UnknownTokenError`
+        (:meth:`id_to_token` also covers special tokens). Complexity: O(length
+        of the token), O(1) when recently built.
+        """
+        _check_int(token, "a token id")
+        if not 0 <= token < BYTE_TOKENS + len(self._merges):
+            for text, i in self._special.items():
+                if i == token:
+                    raise UnknownTokenError(
+                        f"id {token} is the special token {text!r}, which has no merge bytes; "
+                        "id_to_token() gives its UTF-8 text"
+                    )
+            raise UnknownTokenError(
+                f"unknown token id {token}: byte and merge ids are "
+                f"0..{BYTE_TOKENS + len(self._merges) - 1}"
+            )
+        return self._vocab.token_bytes(token)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return (
+            self._merges == other._merges
+            and self._pattern == other._pattern
+            and self._special == other._special
+            and self._options == other._options
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        name = next((k for k, v in PATTERNS.items() if v == self._pattern), None)
+        pat = repr(name) if name is not None else ("None" if self._pattern is None else "...")
+        return (
+            f"Tokenizer(merges=<{len(self._merges)}>, pattern={pat}, "
+            f"special_tokens={self._special!r})"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "merges": self._merges,
+            "pattern": self._pattern,
+            "special_tokens": self._special,
+            "options": self._options,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["merges"],
+            pattern=state["pattern"],
+            special_tokens=state["special_tokens"],
+            options=state["options"],
+        )
+
+    def _replace(self, other: Tokenizer) -> None:
+        """Take over ``other``'s whole state (used by the in-place training methods)."""
+        self._merges = other._merges
+        self._vocab = other._vocab
+        self._pattern = other._pattern
+        self._compiled = other._compiled
+        self._special = other._special
+        self._options = other._options
+        self._encoder = None
