@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+# Hypothesis keeps a directory of its own; keep it out of the working tree.
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="bpeds-hypothesis-"))
 
 # "ci": derandomized, so a CI run is reproducible and never flaky; "dev": random
 # exploration for local runs; "thorough": many more examples, run by hand.

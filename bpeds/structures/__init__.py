@@ -1,1 +1,47 @@
-"""Data structures for BPE training; each importable on its own."""
+"""Data structures for BPE training, each importable on its own.
+
+- :class:`IndexedList`: doubly linked token list with a stale pair index.
+- :class:`Leap`: a list whose nodes are also threaded through chains of equal values.
+- :class:`Multiset` implementations (max-heaps with update/remove in O(log n)):
+  :class:`Heapy` (pointer-based), :class:`HeapyKiYay` (array-based), :class:`Batched`
+  (lazy, netted batching around any of them), and the baselines :class:`HeapqMultiset`,
+  :class:`SortedMultiset`, :class:`CounterMultiset`.
+- :class:`LazyIndex` with pluggable compaction policies (:class:`NeverCompact`,
+  :class:`ThresholdCompaction`, :class:`AdaptiveCompaction`, or your own).
+
+Every structure has ``check()``, which verifies all its invariants in O(n). See
+``docs/structures.md``.
+"""
+
+from __future__ import annotations
+
+from bpeds.structures.baselines import CounterMultiset, HeapqMultiset, SortedMultiset
+from bpeds.structures.batched import Batched
+from bpeds.structures.compaction import AdaptiveCompaction, NeverCompact, ThresholdCompaction
+from bpeds.structures.heapy import Heapy
+from bpeds.structures.heapykiyay import HeapyKiYay
+from bpeds.structures.indexed_list import IndexedList, ListNode
+from bpeds.structures.lazy_index import LazyIndex
+from bpeds.structures.leap import Leap, LeapNode
+from bpeds.structures.protocols import CompactionPolicy, CompactionStats, Multiset, TieKey
+
+__all__ = [
+    "AdaptiveCompaction",
+    "Batched",
+    "CompactionPolicy",
+    "CompactionStats",
+    "CounterMultiset",
+    "HeapqMultiset",
+    "Heapy",
+    "HeapyKiYay",
+    "IndexedList",
+    "LazyIndex",
+    "Leap",
+    "LeapNode",
+    "ListNode",
+    "Multiset",
+    "NeverCompact",
+    "SortedMultiset",
+    "ThresholdCompaction",
+    "TieKey",
+]

@@ -116,8 +116,16 @@ class CompactionPolicy(Protocol[KC]):
     (``scanned`` entries looked at, ``live`` of them valid, the list being
     ``size`` long) and ``after_append`` after each append. When either returns
     True the index drops the stale and duplicate entries of that key and then
-    calls ``compacted(key, before, after)``. A policy keeps its counters in
-    ``stats``.
+    calls ``compacted(key, before, after)``.
+
+    ``live`` is the number of entries the read yielded. The index updates
+    ``stats`` (``entries_scanned`` when a read finishes, ``compactions`` and
+    ``entries_dropped`` on each compaction); a policy reads it and must
+    neither edit nor replace it. A policy instance serves one index. Optional
+    members, used when present: ``append_floor: int`` (``after_append`` is
+    only called once a list is at least that long), ``forget(key)`` (the key
+    left the index), ``check()`` (verify the policy's own state, raising
+    InvariantError).
     """
 
     stats: CompactionStats

@@ -1,1 +1,45 @@
-"""The property-testing kit: reference models, strategies and state machines."""
+"""The property-testing kit: reference models, strategies and state machines.
+
+Needs the ``testing`` extra (``pip install bpeds[testing]``: Hypothesis). Point the
+machines at your own implementation, e.g.::
+
+    from bpeds.testing import multiset_machine
+    TestMyHeap = multiset_machine(lambda tie: MyHeap(tie=tie)).TestCase
+
+See ``docs/testing.md``.
+"""
+
+from __future__ import annotations
+
+from bpeds.testing.lazy_index import LazyIndexModel, lazy_index_machine
+from bpeds.testing.lists import (
+    IndexedListModel,
+    LeapModel,
+    indexed_list_machine,
+    leap_machine,
+    token_chunks,
+    token_lists,
+    token_pairs,
+    token_values,
+)
+from bpeds.testing.multisets import MultisetModel, multiset_machine, priorities, tie_functions
+from bpeds.testing.oracle import apply_merge, brute_force_merges
+
+__all__ = [
+    "IndexedListModel",
+    "LazyIndexModel",
+    "LeapModel",
+    "MultisetModel",
+    "apply_merge",
+    "brute_force_merges",
+    "indexed_list_machine",
+    "lazy_index_machine",
+    "leap_machine",
+    "multiset_machine",
+    "priorities",
+    "tie_functions",
+    "token_chunks",
+    "token_lists",
+    "token_pairs",
+    "token_values",
+]
