@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gc
+import math
 import random
 import statistics
 import sys
@@ -237,9 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| n | structure | build ms | run ms | vs best baseline | counters |")
     print("|---:|---|---:|---:|---:|---|")
     for r in results:
+        ratio = "n/a" if math.isnan(r.ratio) else f"{r.ratio:.2f}x"
         print(
             f"| {r.n} | {r.name} | {r.build_s * 1e3:.1f} | {r.run_s * 1e3:.1f} "
-            f"| {r.ratio:.2f}x | {r.counters} |"
+            f"| {ratio} | {r.counters} |"
         )
     if args.csv:
         with open(args.csv, "w", newline="") as out:
