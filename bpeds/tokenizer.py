@@ -32,11 +32,12 @@ from typing import Any
 
 import regex
 
+from bpeds.encoder import Encoder, Special, SpecialTokenError, UnknownTokenError, encode_batch
 from bpeds.errors import BpedsError
 from bpeds.pretokenize import PATTERNS, compile_pattern
 from bpeds.vocab import Vocab
 
-__all__ = ["Tokenizer", "TokenizerError", "UnknownTokenError"]
+__all__ = ["SpecialTokenError", "Tokenizer", "TokenizerError", "UnknownTokenError"]
 
 BYTE_TOKENS = 256
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
@@ -45,10 +46,6 @@ _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 class TokenizerError(BpedsError, ValueError):
     """A tokenizer's parts are inconsistent: a merge names an id that does not
     exist yet, a special token collides, a pattern does not compile, ..."""
-
-
-class UnknownTokenError(BpedsError, ValueError):
-    """An id or token that the tokenizer does not have (e.g. in ``decode``)."""
 
 
 def _check_int(value: object, what: str) -> int:
@@ -229,7 +226,7 @@ class Tokenizer:
         self._compiled = compiled
         self._special = special
         self._options = opts
-        self._encoder: Any = None
+        self._encoder: Encoder | None = None
 
     # -- the data model -------------------------------------------------------------------
 
@@ -295,6 +292,186 @@ class Tokenizer:
                 f"0..{BYTE_TOKENS + len(self._merges) - 1}"
             )
         return self._vocab.token_bytes(token)
+
+    def id_to_token(self, token: int) -> bytes:
+        """The bytes of any id: a byte or merge token's bytes, a special token's UTF-8 text.
+
+        >>> Tokenizer([(97, 98)], special_tokens={"<s>": 257}).id_to_token(257)
+        b'<s>'
+
+        Unknown ids raise :class:`UnknownTokenError`. O(length of the token).
+        """
+        _check_int(token, "a token id")
+        if 0 <= token < BYTE_TOKENS + len(self._merges):
+            return self._vocab.token_bytes(token)
+        for text, i in self._special.items():
+            if i == token:
+                return text.encode("utf-8")
+        return self.token_bytes(token)  # raises the explanatory error
+
+    def token_to_id(self, token: bytes | str) -> int | None:
+        """The id of a token given by its bytes or text, or ``None`` if there is none.
+
+        A ``str`` that is a special token's text gives the special id; any other
+        ``str`` is looked up by its UTF-8 bytes. Bytes made by several merges
+        give the lowest id (the one encoding produces); bytes equal to a special
+        token's UTF-8 text and to no ordinary token give the special id.
+
+        >>> tok = Tokenizer([(97, 98)], special_tokens={"<s>": 257})
+        >>> tok.token_to_id(b"ab"), tok.token_to_id("<s>"), tok.token_to_id("zz")
+        (256, 257, None)
+
+        Complexity: O(1) after the encoding tables are built (O(total token bytes), once).
+        """
+        if isinstance(token, str):
+            special = self._special.get(token)
+            if special is not None:
+                return special
+            data = token.encode("utf-8", "surrogatepass")
+        elif isinstance(token, bytes | bytearray | memoryview):
+            data = bytes(token)
+        else:
+            raise TypeError(f"token must be bytes or str, got {type(token).__name__}")
+        found = self._enc().ranks.get(data)
+        if found is not None:
+            return found
+        try:
+            return self._special.get(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """``{token bytes: id}`` over byte and merge tokens, the lowest id for repeated bytes.
+
+        This is tiktoken's ``mergeable_ranks``: ``tiktoken.Encoding(name,
+        pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks(),
+        special_tokens=tok.special_tokens)`` encodes exactly as :meth:`encode`.
+        Complexity: O(total token bytes) the first time, then O(tokens) (a copy).
+        """
+        return dict(self._enc().ranks)
+
+    # -- encoding and decoding --------------------------------------------------------------
+
+    def _token_table(self) -> list[bytes]:
+        table = [bytes((b,)) for b in range(BYTE_TOKENS)]
+        for a, b in self._merges:
+            table.append(table[a] + table[b])
+        return table
+
+    def _enc(self) -> Encoder:
+        enc = self._encoder
+        if enc is None:
+            enc = self._encoder = Encoder(self._token_table(), self._compiled, self._special)
+        return enc
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Special = frozenset(),
+        disallowed_special: Special = "all",
+    ) -> list[int]:
+        """Encode ``text`` to ids, with ``tiktoken.Encoding.encode``'s semantics.
+
+        >>> tok = Tokenizer([(104, 105)], pattern="gpt2", special_tokens={"<s>": 257})
+        >>> tok.encode("hi hi<s>", allowed_special="all")
+        [256, 32, 256, 257]
+        >>> tok.encode("hi<s>")
+        Traceback (most recent call last):
+        ...
+        bpeds.encoder.SpecialTokenError: the text holds '<s>', which is a disallowed special ...
+        >>> tok.encode("<s>", disallowed_special=())
+        [60, 115, 62]
+
+        ``allowed_special``: "all" or a set of special texts to encode as
+        special ids. ``disallowed_special``: "all" (every special token not
+        allowed) or a collection of texts whose presence raises
+        :class:`SpecialTokenError`; ``()`` encodes them as ordinary text. Where
+        allowed special tokens overlap the leftmost, then longest, wins. The
+        text between special tokens is split by the pattern and each piece is
+        merged by rank of concatenated bytes (see :mod:`bpeds.encoder`). Lone
+        surrogates become U+FFFD. Complexity: O(len(text)) plus the merging
+        of uncached pieces (O(n log n) for a piece of n bytes).
+        """
+        return self._enc().encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` treating special-token text as ordinary text.
+
+        Equals ``encode(text, disallowed_special=())``.
+
+        >>> Tokenizer([(104, 105)], pattern="gpt2").encode_ordinary("hi hi")
+        [256, 32, 256]
+        """
+        return self._enc().encode_ordinary(text)
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        workers: int | None = None,
+        allowed_special: Special = frozenset(),
+        disallowed_special: Special = "all",
+    ) -> list[list[int]]:
+        """``[encode(t, ...) for t in texts]``, in processes for large batches.
+
+        ``workers=None`` uses up to ``min(8, cpu_count)`` processes when the
+        batch holds at least 2 texts and 1 Mi characters, else this process;
+        ``workers=1`` never starts processes; ``workers=k`` uses ``k``. The
+        result is the same in every case; the first text (in order) that
+        raises makes the batch raise.
+
+        >>> Tokenizer([(104, 105)], pattern="gpt2").encode_batch(["hi", "ih"])
+        [[256], [105, 104]]
+        """
+        return encode_batch(
+            self,
+            texts,
+            workers=workers,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            ordinary=False,
+        )
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, workers: int | None = None
+    ) -> list[list[int]]:
+        """``[encode_ordinary(t) for t in texts]``, in processes like :meth:`encode_batch`."""
+        return encode_batch(
+            self,
+            texts,
+            workers=workers,
+            allowed_special=frozenset(),
+            disallowed_special=(),
+            ordinary=True,
+        )
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of ``ids``, special tokens as their UTF-8 text.
+
+        >>> Tokenizer([(104, 105)], pattern="gpt2").decode_bytes([256, 33])
+        b'hi!'
+
+        An unknown id raises :class:`UnknownTokenError` naming it and its
+        position; a non-int raises ``TypeError``. O(output bytes).
+        """
+        return self._enc().decode_bytes(ids)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decode ids to text: ``decode_bytes(ids).decode("utf-8", errors)``.
+
+        ``errors`` is as for ``bytes.decode`` (default ``"replace"``, as in
+        tiktoken: ids that cut a character give U+FFFD).
+
+        >>> tok = Tokenizer(pattern="gpt2")
+        >>> tok.decode(tok.encode("naïve ☃"))
+        'naïve ☃'
+        >>> tok.decode([226, 152]), tok.decode([226, 152], errors="ignore")
+        ('\ufffd', '')
+        """
+        return self._enc().decode(ids, errors)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
