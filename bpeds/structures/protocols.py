@@ -10,6 +10,11 @@ Tie rule. Among keys of equal priority, every multiset returns the key whose
 given. It is computed once, when the key enters the multiset, so it must not
 change while the key is present. Heap shape, insertion order and hashing never
 decide a tie: two multisets fed the same operations return the same ``top()``.
+The tie function must be injective on the keys present at the same time.
+
+Counting edge cases: ``most_common(n)`` raises ValueError for ``n < 0``. A
+``remove`` whose result is exactly 0 (including ``remove(key, 0)`` on a key at
+0) removes the key; ``add`` never removes one.
 """
 
 from __future__ import annotations
