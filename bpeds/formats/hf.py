@@ -1,0 +1,580 @@
+"""Hugging Face ``tokenizers``: ``tokenizer.json`` out and in, ``vocab.json`` + ``merges.txt`` in.
+
+**Export.** :func:`hf_tokenizer_json` builds the ``tokenizer.json`` of a
+byte-level BPE that ``tokenizers.Tokenizer.from_file`` loads and that encodes
+like the bpeds tokenizer:
+
+- ``pre_tokenizer``: a ``Split`` on the tokenizer's pattern, then
+  ``ByteLevel(add_prefix_space=False, use_regex=False)`` (which only maps each
+  byte to GPT-2's printable stand-in character, see
+  :func:`~bpeds.scoring.ties.gpt2_byte_to_unicode`); no ``Split`` when the
+  pattern is ``None``. The split keeps the pattern's matches and drops the
+  text between them (``behavior: "Removed", invert: true``), which is what
+  ``regex.findall`` -- bpeds and tiktoken -- does; ``"Isolated"`` would keep
+  unmatched text as extra pieces. For a pattern that matches every character
+  (the GPT-2/GPT-4/GPT-4o ones) both give the same pieces.
+- ``model``: ``BPE`` with ``vocab`` (each token's bytes as stand-in
+  characters -> id) and ``merges`` (``"left right"`` strings, readable by
+  every ``tokenizers`` version), ``ignore_merges: false``.
+- ``added_tokens``: the special tokens (``special: true``, no stripping),
+  also listed in ``vocab`` so that their ids are kept even with gaps.
+- ``decoder``: ``ByteLevel``.
+
+*Pair rank versus bytes rank.* Hugging Face applies, at each step, the
+adjacent pair ``(x, y)`` that is listed as a merge with the lowest index
+(*pair rank*); bpeds and tiktoken apply the adjacent pair whose concatenated
+bytes form the token of lowest id (*bytes rank*), whichever merge made that
+token. They differ when some token can be formed from a pair that is not its
+merge: with merges ``(a, a) -> aa`` and ``(a, aa) -> aaa``, ``"aaa"`` becomes
+``[aa, a]`` by pair rank (there is no merge ``(aa, a)``) but ``[aaa]`` by bytes
+rank. BPE training never learns such a merge (it merges left to right, so
+``a`` before ``aa`` does not occur there); imported or hand-made merges can.
+:func:`rank_rule_conflicts` lists the tokens whose own bytes encode
+differently under the two rules; when it is empty, no text we have tried
+encodes differently (see ``docs/formats.md``).
+
+**Import.** :func:`load_hf` reads a byte-level BPE ``tokenizer.json`` (GPT-2,
+RoBERTa-style without prefix space, Llama 3, or one written here);
+:func:`load_hf_vocab_merges` reads GPT-2's ``vocab.json`` + ``merges.txt``
+pair. Anything that is not byte-level BPE, or that changes text in a way
+bpeds cannot (a normalizer, ``add_prefix_space``, dropout, subword prefixes,
+stripping added tokens), is refused with a :class:`~bpeds.formats.FormatError`.
+Post-processors (which add e.g. a BOS token) are not imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bpeds.formats._common import (
+    FormatError,
+    PathLike,
+    bpe_parts,
+    build_tokenizer,
+    decode_utf8,
+    distinct_token_bytes,
+    read_bytes,
+    write_files,
+)
+from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
+from bpeds.scoring.ties import gpt2_byte_to_unicode
+from bpeds.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    import tokenizers
+
+__all__ = [
+    "from_hf_json",
+    "hf_tokenizer_json",
+    "load_hf",
+    "load_hf_vocab_merges",
+    "rank_rule_conflicts",
+    "save_hf",
+    "to_hf",
+]
+
+_B2U = gpt2_byte_to_unicode()
+_U2B = {ch: b for b, ch in _B2U.items()}
+_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
+
+
+def _as_text(token: bytes) -> str:
+    return "".join([_B2U[b] for b in token])
+
+
+def _from_text(text: str) -> bytes | None:
+    try:
+        return bytes([_U2B[ch] for ch in text])
+    except KeyError:
+        return None
+
+
+# -- export -----------------------------------------------------------------------------
+
+
+def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
+    """The ``tokenizer.json`` of ``tok``, as a JSON-compatible dict.
+
+    >>> d = hf_tokenizer_json(Tokenizer([(32, 97)], pattern=None))
+    >>> d["model"]["merges"], d["model"]["vocab"]["Ġa"]
+    (['Ġ a'], 256)
+
+    Raises :class:`FormatError` when two ids have the same bytes or a special
+    token's text equals a token's stand-in string (the ``vocab`` maps strings
+    to one id). Complexity: O(total bytes of all tokens).
+    """
+    tokens = [_as_text(b) for b in distinct_token_bytes(tok, "a tokenizer.json vocab")]
+    vocab = {text: i for i, text in enumerate(tokens)}
+    specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])
+    for text, i in specials:
+        if text in vocab:
+            raise FormatError(
+                f"special token {text!r} (id {i}) has the same text as token {vocab[text]} in "
+                "a tokenizer.json vocab, which maps each string to one id; rename the special "
+                "token"
+            )
+    model_vocab = dict(vocab)
+    model_vocab.update(specials)
+    byte_level = {**_BYTE_LEVEL, "use_regex": False}
+    pre_tokenizer: dict[str, Any]
+    if tok.pattern is None:
+        pre_tokenizer = byte_level
+    else:
+        split = {
+            "type": "Split",
+            "pattern": {"Regex": tok.pattern},
+            "behavior": "Removed",
+            "invert": True,
+        }
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": text,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for text, i in specials
+        ],
+        "normalizer": None,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": None,
+        "decoder": {**_BYTE_LEVEL, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": model_vocab,
+            "merges": [f"{tokens[a]} {tokens[b]}" for a, b in tok.merges],
+        },
+    }
+
+
+def save_hf(tok: Tokenizer, path: PathLike, *, overwrite: bool = False) -> Path:
+    """Write ``tok`` as a Hugging Face ``tokenizer.json`` at ``path`` (atomically).
+
+    Unless ``overwrite``, an existing file raises ``FileExistsError``. Raises
+    :class:`FormatError` as :func:`hf_tokenizer_json` does.
+    Complexity: O(total bytes of all tokens).
+    """
+    data = json.dumps(hf_tokenizer_json(tok), ensure_ascii=False, indent=2) + "\n"
+    return write_files([(path, data.encode("utf-8"))], overwrite=overwrite)[0]
+
+
+def to_hf(tok: Tokenizer) -> tokenizers.Tokenizer:
+    """``tok`` as a live ``tokenizers.Tokenizer`` (needs the optional ``tokenizers`` package).
+
+    Raises ``ImportError`` naming the package when it is missing, and
+    :class:`FormatError` when ``tokenizers`` rejects the pattern (it compiles
+    regexes with Oniguruma, whose syntax differs from ``regex`` in rare corners).
+    """
+    try:
+        import tokenizers
+    except ImportError as exc:  # pragma: no cover - tokenizers is a dev dependency
+        raise ImportError(
+            "converting to a Hugging Face tokenizer needs the 'tokenizers' package "
+            "(pip install tokenizers)"
+        ) from exc
+    text = json.dumps(hf_tokenizer_json(tok))
+    try:
+        return tokenizers.Tokenizer.from_str(text)
+    except Exception as exc:  # tokenizers raises a bare Exception
+        raise FormatError(f"Hugging Face tokenizers rejects this tokenizer: {exc}") from None
+
+
+# -- pair rank versus bytes rank ----------------------------------------------------------
+
+
+def rank_rule_conflicts(tok: Tokenizer) -> list[int]:
+    """Ids of merge tokens whose own bytes do not encode to that one token under
+    pair rank (Hugging Face) or under bytes rank (bpeds, tiktoken).
+
+    >>> rank_rule_conflicts(Tokenizer([(97, 97), (97, 256)], pattern=None))
+    [257]
+    >>> rank_rule_conflicts(Tokenizer([(97, 97), (256, 97)], pattern=None))
+    []
+
+    An empty list means the two rules agree on every token; see the module
+    docstring for why they can differ. Complexity: O(sum over tokens of
+    L log L) for tokens of L bytes, plus the byte slices bytes rank compares
+    (O(L^2) for one token in the worst case).
+    """
+    merges = tok.merges
+    pair_rank = {pair: k for k, pair in enumerate(merges)}
+    token_bytes = distinct_token_bytes(tok, "bytes rank")
+    id_of = {b: i for i, b in enumerate(token_bytes)}
+    out: list[int] = []
+    for t in range(256, 256 + len(merges)):
+        piece = token_bytes[t]
+
+        def by_pair(
+            left: int, right: int, start: int, mid: int, end: int
+        ) -> tuple[int, int] | None:
+            k = pair_rank.get((left, right))
+            return None if k is None else (k, 256 + k)
+
+        def by_bytes(
+            left: int, right: int, start: int, mid: int, end: int, piece: bytes = piece
+        ) -> tuple[int, int] | None:
+            i = id_of.get(piece[start:end])
+            return None if i is None else (i, i)
+
+        if [p[2] for p in bpe_parts(piece, by_pair)] != [t] or [
+            p[2] for p in bpe_parts(piece, by_bytes)
+        ] != [t]:
+            out.append(t)
+    return out
+
+
+# -- import -----------------------------------------------------------------------------
+
+
+def _fail(where: str, message: str) -> FormatError:
+    return FormatError(f"{where}: {message}")
+
+
+def _type(component: object) -> str | None:
+    return component.get("type") if isinstance(component, dict) else None
+
+
+def _byte_level_flags(where: str, step: Mapping[str, Any]) -> bool:
+    """Check a ByteLevel pre-tokenizer step; return its ``use_regex``."""
+    if step.get("add_prefix_space", False):
+        raise _fail(
+            where,
+            "the ByteLevel pre-tokenizer adds a space before the text (add_prefix_space), "
+            "which bpeds does not do",
+        )
+    use_regex = step.get("use_regex", True)
+    if not isinstance(use_regex, bool):
+        raise _fail(where, f"ByteLevel use_regex must be true or false, got {use_regex!r}")
+    return use_regex
+
+
+def _split_pattern(where: str, step: Mapping[str, Any]) -> str:
+    pattern = step.get("pattern")
+    behavior, invert = step.get("behavior"), step.get("invert", False)
+    if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
+        raise _fail(
+            where,
+            f"a Split pre-tokenizer with behavior {behavior!r} and invert {invert!r} does "
+            "not cut text into the pattern's matches; bpeds supports Isolated (invert false) "
+            "and Removed (invert true)",
+        )
+    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+        return str(pattern["Regex"])
+    if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+        import regex
+
+        return str(regex.escape(pattern["String"]))
+    raise _fail(
+        where, f"a Split pre-tokenizer's pattern must be a Regex or a String, got {pattern!r}"
+    )
+
+
+def _pattern_of(where: str, pre: object) -> str | None:
+    """The split pattern a byte-level pre-tokenizer amounts to (None: no split)."""
+    steps: list[Any]
+    if isinstance(pre, dict) and _type(pre) == "Sequence":
+        steps = pre.get("pretokenizers", [])
+        if not isinstance(steps, list):
+            raise _fail(where, "a Sequence pre-tokenizer's pretokenizers must be a list")
+    elif pre is None:
+        steps = []
+    else:
+        steps = [pre]
+    kinds = [_type(s) for s in steps]
+    if "ByteLevel" not in kinds:
+        raise _fail(
+            where,
+            "not a byte-level BPE: its pre-tokenizer has no ByteLevel step "
+            f"(found {kinds or 'none'}); bpeds models work on UTF-8 bytes",
+        )
+    if kinds[-1] != "ByteLevel" or kinds.count("ByteLevel") != 1:
+        raise _fail(where, f"unsupported pre-tokenizer sequence {kinds}: ByteLevel must come last")
+    use_regex = _byte_level_flags(where, steps[-1])
+    splits = steps[:-1]
+    for kind in kinds[:-1]:
+        if kind != "Split":
+            raise _fail(where, f"unsupported pre-tokenizer {kind!r} (bpeds splits with one regex)")
+    if len(splits) + use_regex > 1:
+        raise _fail(
+            where,
+            "the pre-tokenizer splits text twice (several Split steps, or a Split and a "
+            "ByteLevel with use_regex); bpeds splits with one regex",
+        )
+    if use_regex:
+        return GPT2_PATTERN
+    if splits:
+        return _split_pattern(where, splits[0])
+    return None
+
+
+def _check_model(where: str, model: object) -> dict[str, Any]:
+    if not isinstance(model, dict):
+        raise _fail(where, "no 'model' object")
+    if model.get("type", "BPE") != "BPE":
+        raise _fail(where, f"not a BPE model (model type {model.get('type')!r})")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise _fail(where, "the model uses BPE dropout, which makes encoding random")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise _fail(where, f"the model uses {key} {model[key]!r}: not a byte-level BPE")
+    if model.get("byte_fallback"):
+        raise _fail(where, "the model uses byte_fallback: not a byte-level BPE")
+    return model
+
+
+def _vocab_of(where: str, vocab: object) -> dict[str, int]:
+    if not isinstance(vocab, dict):
+        raise _fail(where, "the vocab must be an object mapping token strings to ids")
+    seen: dict[int, str] = {}
+    for text, i in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise _fail(where, f"token {text!r} has id {i!r}; ids are integers >= 0")
+        if i in seen:
+            raise _fail(where, f"tokens {seen[i]!r} and {text!r} share id {i}")
+        seen[i] = text
+    return vocab
+
+
+def _merges_of(where: str, merges: object) -> list[tuple[str, str]]:
+    if not isinstance(merges, list):
+        raise _fail(where, "the merges must be a list")
+    out: list[tuple[str, str]] = []
+    for k, m in enumerate(merges):
+        parts = m.split(" ") if isinstance(m, str) else m
+        if (
+            not isinstance(parts, list)
+            or len(parts) != 2
+            or not all(isinstance(p, str) and p for p in parts)
+        ):
+            raise _fail(where, f"merge {k} must be 'left right' or [left, right], got {m!r}")
+        out.append((parts[0], parts[1]))
+    return out
+
+
+def _assemble(
+    where: str,
+    vocab: Mapping[str, int],
+    merges: Iterable[tuple[str, str]],
+    specials: Mapping[str, int],
+    *,
+    pattern: str | None,
+    renumber: bool,
+    leftovers_are_special: bool,
+    options: Mapping[str, Any],
+) -> Tokenizer:
+    """Map string merges onto bpeds ids and build the tokenizer (see :func:`from_hf_json`)."""
+    ours: dict[str, int] = {}
+    for b in range(256):
+        text = _B2U[b]
+        if text not in vocab:
+            raise _fail(
+                where,
+                f"the vocab lacks byte 0x{b:02x} (written {text!r}), so some text could not "
+                "be encoded: not a complete byte-level BPE",
+            )
+        ours[text] = b
+    pairs: list[tuple[int, int]] = []
+    for k, (left, right) in enumerate(merges):
+        for part in (left, right):
+            if part not in ours:
+                known = (
+                    "is not in the vocab"
+                    if part not in vocab
+                    else "comes before any merge makes it"
+                )
+                raise _fail(where, f"merge {k} ({left!r}, {right!r}) uses {part!r}, which {known}")
+        new = left + right
+        if new not in vocab:
+            raise _fail(where, f"merge {k} makes {new!r}, which is not in the vocab")
+        if new in ours:
+            raise _fail(
+                where,
+                f"merge {k} ({left!r}, {right!r}) makes {new!r}, which an earlier merge already "
+                "makes; bpeds has one merge per token",
+            )
+        ours[new] = 256 + len(pairs)
+        pairs.append((ours[left], ours[right]))
+    specials = dict(specials)
+    leftovers = [t for t in vocab if t not in ours and t not in specials]
+    if leftovers:
+        if not leftovers_are_special:
+            raise _fail(
+                where,
+                f"{len(leftovers)} vocab entries are neither bytes, nor made by a merge, nor "
+                f"special tokens (e.g. {leftovers[0]!r}, id {vocab[leftovers[0]]}); a bpeds "
+                "model holds only those",
+            )
+        specials.update((t, vocab[t]) for t in leftovers)
+    if not renumber:
+        for text, i in ours.items():
+            if vocab[text] != i:
+                kind = f"byte 0x{_U2B[text]:02x}" if i < 256 else f"the token of merge {i - 256}"
+                raise _fail(
+                    where,
+                    f"{kind} ({text!r}) has id {vocab[text]} there but {i} in bpeds, which "
+                    "numbers bytes 0..255 by value and merge k as 256 + k; pass renumber=True "
+                    "(--renumber) to import it with bpeds's ids",
+                )
+    else:
+        first = 256 + len(pairs)
+        order = sorted(specials.items(), key=lambda item: item[1])
+        specials = {text: first + n for n, (text, _) in enumerate(order)}
+    return build_tokenizer(where, pairs, pattern=pattern, special_tokens=specials, options=options)
+
+
+def _check_source(where: str, pattern: str | None) -> str | None:
+    """A pattern source that bpeds would read as one of its pattern names is refused."""
+    if pattern in PATTERNS:
+        raise _fail(
+            where,
+            f"the split pattern is the literal regex {pattern!r}, which bpeds would read as "
+            "the name of one of its own patterns",
+        )
+    return pattern
+
+
+def from_hf_json(
+    data: Mapping[str, Any] | str, *, renumber: bool = False, source: str = "<tokenizer.json>"
+) -> Tokenizer:
+    """A tokenizer from a byte-level BPE ``tokenizer.json`` (parsed, or its text).
+
+    >>> tok = Tokenizer([(32, 97)], pattern="gpt2", special_tokens={"<s>": 257})
+    >>> from_hf_json(hf_tokenizer_json(tok)) == Tokenizer(
+    ...     [(32, 97)], pattern="gpt2", special_tokens={"<s>": 257},
+    ...     options={"imported_from": "tokenizer.json"})
+    True
+
+    The pattern comes from the pre-tokenizer (``ByteLevel(use_regex=true)``
+    means GPT-2's pattern); ``added_tokens`` become special tokens. Ids must
+    already follow bpeds's numbering (bytes by value, merge ``k`` as
+    ``256 + k``) unless ``renumber``: then bytes and merges are renumbered so,
+    and special tokens follow the merges in their original order. Raises
+    :class:`FormatError` for anything that is not a byte-level BPE bpeds can
+    reproduce (see the module docstring). Complexity: O(size of the vocab).
+    """
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise _fail(source, f"not valid JSON ({exc})") from None
+    if not isinstance(data, Mapping):
+        raise _fail(source, "a tokenizer.json holds a JSON object")
+    normalizer = data.get("normalizer")
+    if normalizer is not None and not (
+        _type(normalizer) == "Sequence" and not normalizer.get("normalizers")
+    ):
+        raise _fail(
+            source,
+            f"the normalizer {_type(normalizer)!r} changes text before tokenization; bpeds "
+            "has no normalizers",
+        )
+    pattern = _check_source(source, _pattern_of(source, data.get("pre_tokenizer")))
+    model = _check_model(source, data.get("model"))
+    vocab = _vocab_of(source, model.get("vocab"))
+    merges = _merges_of(source, model.get("merges", []))
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise _fail(source, "added_tokens must be a list")
+    specials: dict[str, int] = {}
+    for entry in added:
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str)):
+            raise _fail(source, f"an added token must have a 'content' string, got {entry!r}")
+        text, i = entry["content"], entry.get("id")
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise _fail(source, f"added token {text!r} has id {i!r}; ids are integers")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if entry.get(flag):
+                raise _fail(
+                    source,
+                    f"added token {text!r} sets {flag}, which changes how it matches text; "
+                    "bpeds special tokens match their exact text",
+                )
+        if text in vocab and vocab[text] != i:
+            raise _fail(source, f"added token {text!r} has id {i} but {vocab[text]} in the vocab")
+        specials[text] = i
+    return _assemble(
+        source,
+        vocab,
+        merges,
+        specials,
+        pattern=pattern,
+        renumber=renumber,
+        leftovers_are_special=False,
+        options={"imported_from": "tokenizer.json"},
+    )
+
+
+def load_hf(path: PathLike, *, renumber: bool = False) -> Tokenizer:
+    """Read a byte-level BPE ``tokenizer.json`` file (see :func:`from_hf_json`).
+
+    A missing file raises ``FileNotFoundError``; anything wrong with it,
+    :class:`FormatError`. Complexity: O(size of the file).
+    """
+    source = str(path)
+    text = decode_utf8(read_bytes(path, "a tokenizer.json file"), source)
+    return from_hf_json(text, renumber=renumber, source=source)
+
+
+def load_hf_vocab_merges(
+    vocab_path: PathLike,
+    merges_path: PathLike,
+    *,
+    pattern: str | None = "gpt2",
+    renumber: bool = False,
+) -> Tokenizer:
+    """Read a GPT-2-style ``vocab.json`` + ``merges.txt`` pair.
+
+    ``merges.txt`` holds one ``left right`` merge per line after an optional
+    ``#version`` line. These files carry no pre-tokenizer, so ``pattern``
+    (default GPT-2's) says how text is split, and vocab entries that no merge
+    makes and that are not bytes (GPT-2's ``<|endoftext|>``) become special
+    tokens. ``renumber`` is as for :func:`from_hf_json` (GPT-2's own files
+    number the 256 bytes in another order, so they need it). Raises
+    :class:`FormatError` naming the file and what is wrong.
+    Complexity: O(size of the files).
+    """
+    vsource, msource = str(vocab_path), str(merges_path)
+    try:
+        vocab_data = json.loads(decode_utf8(read_bytes(vocab_path, "a vocab.json file"), vsource))
+    except json.JSONDecodeError as exc:
+        raise _fail(vsource, f"not valid JSON ({exc})") from None
+    vocab = _vocab_of(vsource, vocab_data)
+    merges: list[tuple[str, str]] = []
+    lines = decode_utf8(read_bytes(merges_path, "a merges.txt file"), msource).split("\n")
+    for n, raw in enumerate(lines, 1):
+        line = raw.removesuffix("\r")
+        if (n == 1 and line.startswith("#version")) or not line.strip():
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise _fail(f"{msource}, line {n}", f"a merge line is 'left right', got {line[:60]!r}")
+        merges.append((parts[0], parts[1]))
+    where = f"{vsource} + {msource}"
+    return _assemble(
+        where,
+        vocab,
+        merges,
+        {},
+        pattern=pattern,
+        renumber=renumber,
+        leftovers_are_special=True,
+        options={"imported_from": "vocab.json+merges.txt"},
+    )
