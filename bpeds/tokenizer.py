@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -472,6 +473,95 @@ class Tokenizer:
         ('\ufffd', '')
         """
         return self._enc().decode(ids, errors)
+
+    # -- training (in place, like minbpe's and Hugging Face's train methods) -----------------
+
+    def _train_defaults(self, options: dict[str, Any]) -> dict[str, Any]:
+        options.setdefault("pattern", self._pattern)
+        if "special_tokens" not in options:
+            options["special_tokens"] = sorted(self._special, key=self._special.__getitem__)
+        return options
+
+    def train_from_iterator(
+        self, iterator: Iterable[str] | Any, vocab_size: int, **options: Any
+    ) -> Tokenizer:
+        """Retrain this tokenizer in place on ``iterator`` and return it (Hugging Face style).
+
+        Each item is one unit the pattern sees on its own (a str, or a path:
+        one file). The pattern and the special-token texts are this
+        tokenizer's unless given in ``options``; special tokens are numbered
+        after the new merges in their current order. ``options`` are those of
+        :func:`bpeds.training.train` (``tie``, ``preset``, ``min_frequency``,
+        ``workers``, ...); errors are too.
+
+        >>> tok = Tokenizer(pattern="gpt2").train_from_iterator(["low lower", "lowest"], 258)
+        >>> tok.token_bytes(257)
+        b'low'
+        """
+        from bpeds.training import train
+
+        new = train(iterator, vocab_size, **self._train_defaults(dict(options)))
+        self._replace(new)
+        return self
+
+    def train(
+        self, text: str | Any, vocab_size: int, verbose: bool = False, **options: Any
+    ) -> Tokenizer:
+        """Retrain this tokenizer in place on ``text`` and return it (minbpe style).
+
+        ``text`` is one unit (or anything :func:`bpeds.training.train`
+        accepts). ``verbose=True`` prints one line per merge to stdout, as
+        minbpe does. Otherwise as :meth:`train_from_iterator`.
+
+        >>> tok = Tokenizer(pattern=None)
+        >>> _ = tok.train("aaabdaaabac", 259, tie="leftmost", verbose=True)
+        merge 1/3: (97, 97) -> 256 (b'aa') had 4 occurrences
+        merge 2/3: (256, 97) -> 257 (b'aaa') had 2 occurrences
+        merge 3/3: (257, 98) -> 258 (b'aaab') had 2 occurrences
+        """
+        from bpeds.training import train
+
+        opts = self._train_defaults(dict(options))
+        if verbose:
+            specials = opts["special_tokens"]
+            total = vocab_size - BYTE_TOKENS - len(specials)
+            user = opts.get("on_merge")
+
+            def report(record: Any, token: bytes) -> None:
+                print(
+                    f"merge {record.new_id - BYTE_TOKENS + 1}/{total}: {record.pair} -> "
+                    f"{record.new_id} ({token!r}) had {record.count} occurrences"
+                )
+                if user is not None:
+                    user(record, token)
+
+            opts["on_merge"] = report
+        self._replace(train(text, vocab_size, **opts))
+        return self
+
+    # -- persistence --------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+        """Write this tokenizer to ``path`` in bpeds' versioned JSON format, atomically.
+
+        An existing file is never replaced unless ``overwrite=True``
+        (``FileExistsError``). See :mod:`bpeds.persist`.
+        """
+        from bpeds.persist import save
+
+        save(self, path, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Read a tokenizer written by :meth:`save`, validating everything.
+
+        A corrupt, truncated or hostile file raises
+        :class:`bpeds.persist.ModelFormatError` (a ``ValueError``). See
+        :mod:`bpeds.persist`.
+        """
+        from bpeds.persist import load
+
+        return load(path)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):

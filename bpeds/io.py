@@ -1,0 +1,317 @@
+"""Training input: strings, iterables of strings and files, streamed in blocks.
+
+**Units.** Training data is a sequence of *units*, and the split pattern sees
+each unit separately (it never matches across two units):
+
+- a ``str`` is one unit;
+- each ``str`` item of an iterable is one unit (so feeding a file line by line
+  gives other pieces than feeding it whole: GPT-2's ``\\s+(?!\\S)`` leaves the
+  last space of a run to the next word only when that word is in the same unit);
+- each file (an ``os.PathLike``, alone or in an iterable) is one unit.
+
+**Special tokens** end a unit's text: a unit is cut around every occurrence of
+a special token's text (leftmost, then longest), the special text itself is
+dropped, and each remaining *segment* is split on its own. This is exactly
+what :meth:`bpeds.tokenizer.Tokenizer.encode` does with allowed special
+tokens, so no merge learns special-token text.
+
+**Streaming.** A file is read in blocks of ``block_size`` bytes and decoded
+incrementally; the whole file is never held in memory. A segment may be
+handed on in several *pieces of text*, cut only at positions where cutting
+changes nothing: for the GPT-2, GPT-4 and GPT-4o patterns, splitting the
+pieces one by one gives exactly the chunks of splitting the whole segment.
+The cut points are
+
+1. between a non-whitespace character and a space (U+0020), and
+2. after a newline that has a non-whitespace character on each side.
+
+Why this is exact for those patterns: none of their alternatives lets a match
+run over a space that follows a non-whitespace character (a space may only
+*start* a match), nor over a newline that is followed by a non-whitespace
+character and preceded by one (``[\\r\\n]*`` tails stop at the next
+non-newline, and ``\\s*[\\r\\n]``/``\\s+(?!\\S)`` match whitespace runs, which
+such a newline ends); and every decision a match before the cut makes by
+reading the character after the cut (a space, or a non-whitespace character
+after a newline) comes out the same at the end of the string: a run of
+letters, digits or punctuation stops either way, an optional suffix
+(``'s``, ``[\\r\\n]*``) is absent either way, and no whitespace run before
+the cut reaches it. Tests check this with Hypothesis against
+:func:`bpeds.pretokenize.split` on the whole text for tiny block sizes. A
+*custom* pattern is cut at the same points, which is exact when the same two
+properties hold for it (they do for most word/space/punctuation patterns; a
+pattern whose match can end in a space, like ``\\w+ ``, breaks them). With
+``pattern=None`` a segment is one chunk and is never cut, so a file without
+special tokens is read whole.
+
+Memory: O(block size + the longest stretch of text without a cut point).
+
+**Invalid text.** ``errors="strict"`` (default): invalid UTF-8 in a file raises
+:class:`InvalidTextError` naming the file and the byte offset; a lone
+surrogate in a ``str`` (it has no UTF-8 form) raises naming the item and the
+character offset. ``errors="replace"``: both become U+FFFD. Other handlers are
+refused: ``"surrogateescape"`` would put lone surrogates into the pieces, which
+then have no UTF-8 bytes to train on or to export; ``"ignore"`` would silently
+glue the text around the bad bytes into pieces that never occurred.
+Files are decoded as UTF-8 exactly as stored: newlines are not translated and
+a byte-order mark is a character (U+FEFF).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Iterable, Iterator
+from typing import Literal
+
+import regex
+
+from bpeds.encoder import special_token_regex
+from bpeds.errors import BpedsError
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "Errors",
+    "InvalidTextError",
+    "check_errors",
+    "iter_segments",
+    "iter_units",
+    "read_text_blocks",
+]
+
+#: Bytes read from a file at a time (and characters per piece of a long str).
+DEFAULT_BLOCK_SIZE = 1 << 20
+
+Errors = Literal["strict", "replace"]
+_ERRORS = ("strict", "replace")
+
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+# The rightmost safe cut at or before endpos - 1 (zero-width; see the module docstring).
+_CUT = regex.compile(r"(?r)(?<=\S)(?= )|(?<=\S\n)(?=\S)")
+
+Unit = str | os.PathLike[str]
+
+
+class InvalidTextError(BpedsError, ValueError):
+    """Training text that is not valid Unicode: invalid UTF-8 in a file, or a lone
+    surrogate in a ``str``. ``source`` names the file (a path) or the item (its
+    index); ``offset`` is a byte offset in a file or a character offset in a str."""
+
+    def __init__(self, message: str, source: str | int, offset: int) -> None:
+        super().__init__(message)
+        self.source = source
+        self.offset = offset
+
+    def __reduce__(self) -> tuple[type[InvalidTextError], tuple[str, str | int, int]]:
+        return (type(self), (str(self), self.source, self.offset))
+
+
+def check_errors(errors: object) -> Errors:
+    """Validate an ``errors=`` policy: ``"strict"`` or ``"replace"``.
+
+    >>> check_errors("surrogateescape")
+    Traceback (most recent call last):
+    ...
+    ValueError: errors must be 'strict' or 'replace', got 'surrogateescape': ...
+    """
+    if errors == "strict":
+        return "strict"
+    if errors == "replace":
+        return "replace"
+    raise ValueError(
+        f"errors must be 'strict' or 'replace', got {errors!r}: pieces must be valid UTF-8 "
+        "to be trained on and exported, so 'surrogateescape' cannot be used, and 'ignore' "
+        "would join text across the dropped bytes"
+    )
+
+
+def iter_units(data: object) -> Iterator[Unit]:
+    """The units of ``data``: a str, a path, or an iterable of str and paths.
+
+    >>> from pathlib import Path
+    >>> list(iter_units("one text")), list(iter_units(["a", Path("f.txt")]))
+    (['one text'], ['a', PosixPath('f.txt')])
+
+    ``bytes`` are refused (decode them, or pass a path): ``TypeError``.
+    """
+    if isinstance(data, str | os.PathLike):
+        yield data
+        return
+    if isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError("training data must be str or paths, not bytes: decode it or pass a path")
+    if not isinstance(data, Iterable):
+        raise TypeError(
+            "training data must be a str, a path (os.PathLike), or an iterable of them, "
+            f"got {type(data).__name__}"
+        )
+    for i, item in enumerate(data):
+        if isinstance(item, str | os.PathLike):
+            yield item
+        else:
+            raise TypeError(
+                f"item {i} of the training data is a {type(item).__name__}; items must be str "
+                "(one text each) or os.PathLike (one file each)"
+            )
+
+
+def read_text_blocks(
+    path: os.PathLike[str] | str, *, errors: Errors = "strict", block_size: int = DEFAULT_BLOCK_SIZE
+) -> Iterator[str]:
+    """Decode a UTF-8 file block by block (``block_size`` bytes read at a time).
+
+    A character cut by a block boundary is completed from the next block.
+    With ``errors="strict"`` invalid UTF-8 raises :class:`InvalidTextError`
+    with the byte offset of the first bad byte. O(file size) time, O(block)
+    memory.
+    """
+    errors = check_errors(errors)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors)
+    offset = 0
+    with open(path, "rb") as f:
+        while True:
+            data = f.read(block_size)
+            final = not data
+            pending = len(decoder.getstate()[0])
+            try:
+                text = decoder.decode(data, final)
+            except UnicodeDecodeError as exc:
+                at = offset - pending + exc.start
+                raise InvalidTextError(
+                    f"{os.fspath(path)}: invalid UTF-8 at byte offset {at} ({exc.reason}); "
+                    "fix the file or pass errors='replace' to read bad bytes as U+FFFD",
+                    os.fspath(path),
+                    at,
+                ) from None
+            offset += len(data)
+            if text:
+                yield text
+            if final:
+                return
+
+
+def _check_str(text: str, index: int, errors: Errors) -> str:
+    m = _SURROGATE.search(text)
+    if m is None:
+        return text
+    if errors == "replace":
+        return _SURROGATE.sub("\ufffd", text)
+    raise InvalidTextError(
+        f"item {index} of the training data holds a lone surrogate U+{ord(m.group()):04X} at "
+        "character offset "
+        f"{m.start()}, which has no UTF-8 form; fix the text or pass errors='replace'",
+        index,
+        m.start(),
+    )
+
+
+class _Specials:
+    __slots__ = ("maxlen", "rx")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.rx = special_token_regex(texts)
+        self.maxlen = max(map(len, texts))
+
+
+def _safe_cut(buf: str, lo: int, hi: int) -> int | None:
+    """The rightmost cut point ``c`` with ``lo + 2 <= c <= hi`` (``buf[c]`` must exist)."""
+    if hi < lo + 2:
+        return None
+    m = _CUT.search(buf, lo, hi + 1)
+    if m is None or m.start() < lo + 2:
+        return None
+    return m.start()
+
+
+def _emit(buf: str, specials: _Specials | None, cut: bool, final: bool) -> tuple[list[str], str]:
+    """Pieces of text that are safe to hand on, and the unconsumed rest of ``buf``.
+
+    ``buf`` starts at the start of a segment or at a cut point.
+    """
+    out: list[str] = []
+    n = len(buf)
+    pos = 0
+    horizon = n  # text at or after this may still change meaning (a special cut short)
+    if specials is not None:
+        z = n if final else n - specials.maxlen + 1
+        for m in specials.rx.finditer(buf):
+            if m.start() >= z:
+                break
+            out.append(buf[pos : m.start()])
+            pos = m.end()
+        horizon = min(n, max(z, pos))
+    if final:
+        out.append(buf[pos:])
+        return out, ""
+    if not cut:
+        return out, buf[pos:]
+    c = _safe_cut(buf, pos, min(horizon, n - 1))
+    if c is None:
+        return out, buf[pos:]
+    out.append(buf[pos:c])
+    return out, buf[c:]
+
+
+def _unit_segments(
+    blocks: Iterator[str], specials: _Specials | None, cut: bool, block_chars: int
+) -> Iterator[str]:
+    pending: list[str] = []
+    size = 0
+    threshold = block_chars
+    for block in blocks:
+        pending.append(block)
+        size += len(block)
+        if size < threshold:
+            continue
+        done, rest = _emit("".join(pending), specials, cut, final=False)
+        yield from done
+        pending = [rest] if rest else []
+        size = len(rest)
+        # If little could be handed on, wait for at least as much text again (geometric
+        # growth keeps re-scanning a long uncuttable stretch linear overall).
+        threshold = max(block_chars, 2 * size)
+    done, _ = _emit("".join(pending), specials, cut, final=True)
+    yield from done
+
+
+def iter_segments(
+    data: object,
+    *,
+    pattern: object = "gpt4",
+    special_tokens: Iterable[str] = (),
+    errors: Errors = "strict",
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> Iterator[str]:
+    """Pieces of text to split one by one: their chunks are the chunks of the units.
+
+    For every unit of ``data`` (see the module docstring), special-token text
+    is removed and the segments around it are yielded, each possibly in
+    several pieces cut at safe points (never when ``pattern`` is ``None``).
+    Splitting each yielded piece with the pattern gives exactly the chunks of
+    splitting each segment whole (for the named patterns; for custom ones
+    under the conditions above). Empty pieces are not yielded.
+
+    >>> list(iter_segments(["ab cd<s>ef"], special_tokens=["<s>"]))
+    ['ab cd', 'ef']
+    >>> list(iter_segments(["ab cd ef"], block_size=3))
+    ['ab', ' cd', ' ef']
+
+    Complexity: O(total text) time (plus the special-token search), memory
+    O(block_size + longest stretch without a cut point).
+    """
+    errors = check_errors(errors)
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
+    texts = list(special_tokens)
+    specials = _Specials(texts) if texts else None
+    cut = pattern is not None
+    for index, unit in enumerate(iter_units(data)):
+        if isinstance(unit, str):
+            text = _check_str(unit, index, errors)
+            if len(text) <= block_size:
+                blocks: Iterator[str] = iter((text,))
+            else:
+                blocks = (text[i : i + block_size] for i in range(0, len(text), block_size))
+        else:
+            blocks = read_text_blocks(unit, errors=errors, block_size=block_size)
+        for piece in _unit_segments(blocks, specials, cut, block_size):
+            if piece:
+                yield piece

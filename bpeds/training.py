@@ -1,0 +1,374 @@
+"""Training a :class:`~bpeds.tokenizer.Tokenizer` from text, iterables or files.
+
+:func:`train` reads the data as units (see :mod:`bpeds.io`: each ``str`` item
+and each file is one unit the pattern sees on its own; special-token text is
+cut out), splits it with the pattern, counts the pieces (type mode) or keeps
+them in order (sequence mode), and runs :class:`~bpeds.driver.MergeDriver`
+for ``vocab_size - 256 - len(special_tokens)`` merges.
+
+Parity (tested): ``preset="rustbpe"`` gives rustbpe's merges,
+``preset="hf"`` Hugging Face ``BpeTrainer``'s (ByteLevel, no prefix space,
+full byte alphabet), ``preset="minbpe-basic"``/``"minbpe-regex"`` minbpe's.
+
+``workers > 1`` splits and counts batches of text in processes and merges the
+per-batch counts in batch order, so the types' first-appearance order (which
+the ``leftmost`` tie rule reads) and hence the merges are the same as with
+``workers=1``.
+
+Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+import regex
+
+from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
+from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
+from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
+from bpeds.pretokenize import PATTERNS
+from bpeds.progress import Progress, resolve_progress
+from bpeds.scoring.base import Score
+from bpeds.scoring.strategies import get_score
+from bpeds.scoring.ties import TieRule, tie_rule
+from bpeds.tokenizer import BYTE_TOKENS, Tokenizer, check_special_texts, resolve_pattern
+
+__all__ = ["PRESETS", "count_pieces", "train"]
+
+#: What each preset sets. An argument left at its default takes the preset's
+#: value; an argument given a different value from both is an error.
+PRESETS: dict[str, dict[str, Any]] = {
+    "minbpe-basic": {"pattern": None, "representation": "sequence", "tie": "leftmost"},
+    "minbpe-regex": {"pattern": "gpt4", "representation": "type", "tie": "leftmost"},
+    "hf": {"pattern": "gpt2", "representation": "type", "tie": "hf"},
+    "rustbpe": {"pattern": "gpt4", "representation": "type", "tie": "smallest_ids"},
+}
+_DEFAULTS: dict[str, Any] = {"pattern": "gpt4", "representation": "type", "tie": "smallest_ids"}
+
+#: Characters of text per batch handed to a worker.
+BATCH_CHARS = 1 << 20
+
+OnMerge = Callable[[MergeRecord, bytes], None]
+
+# -- counting (runs in workers too) --------------------------------------------------------
+
+_COMPILED: dict[str, regex.Pattern[str]] = {}
+
+
+def _findall(source: str | None) -> Callable[[str], list[str]] | None:
+    if source is None:
+        return None
+    rx = _COMPILED.get(source)
+    if rx is None:
+        rx = _COMPILED[source] = regex.compile(source)
+    return rx.findall
+
+
+def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
+    """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list."""
+    findall = _findall(source)
+    if sequence:
+        if findall is None:
+            return list(texts)
+        pieces: list[str] = []
+        for t in texts:
+            pieces += findall(t)
+        return pieces
+    counts: Counter[str] = Counter()
+    if findall is None:
+        counts.update(texts)
+    else:
+        for t in texts:
+            counts.update(findall(t))
+    return dict(counts)
+
+
+def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    chars = 0
+    for t in texts:
+        batch.append(t)
+        chars += len(t)
+        if chars >= size:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch
+
+
+def count_pieces(
+    texts: Iterable[str],
+    pattern: str | None,
+    *,
+    sequence: bool = False,
+    workers: int = 1,
+    batch_chars: int = BATCH_CHARS,
+) -> dict[str, int] | list[str]:
+    """Split every text with ``pattern`` (a regex source or ``None``) and collect the pieces.
+
+    Type mode: ``{piece: count}`` in order of first appearance; sequence mode
+    (``sequence=True``): every non-empty piece in order. The result is the same
+    for any ``workers`` and ``batch_chars``.
+
+    >>> count_pieces(["a b a", "b"], r"\\S+|\\s+")
+    {'a': 2, ' ': 2, 'b': 2}
+
+    Complexity: O(total text); memory O(distinct pieces) in type mode.
+    """
+    merged: dict[str, int] = {}
+    ordered: list[str] = []
+
+    def fold(result: Any) -> None:
+        if sequence:
+            ordered.extend(p for p in result if p)
+        elif not merged:
+            merged.update(result)
+        else:
+            get = merged.get
+            for k, v in result.items():
+                merged[k] = get(k, 0) + v
+
+    batches = _batches(texts, batch_chars)
+    if workers == 1:
+        for b in batches:
+            fold(_count_batch(b, pattern, sequence))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            window: deque[Future[Any]] = deque()
+            for b in batches:
+                window.append(ex.submit(_count_batch, b, pattern, sequence))
+                if len(window) >= 2 * workers:
+                    fold(window.popleft().result())
+            while window:
+                fold(window.popleft().result())
+    if sequence:
+        return ordered
+    merged.pop("", None)
+    return merged
+
+
+# -- argument handling ------------------------------------------------------------------------
+
+
+def _apply_preset(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
+    if preset is None:
+        return given
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}: choose one of {sorted(PRESETS)}")
+    out = dict(given)
+    for key, value in PRESETS[preset].items():
+        mine = given[key]
+        same = mine == value or (
+            key == "pattern"
+            and mine is not None
+            and value is not None
+            and resolve_pattern(mine)[0] == resolve_pattern(value)[0]
+        )
+        default = _DEFAULTS[key]
+        is_default = mine == default or (
+            key == "pattern" and mine is not None and resolve_pattern(mine)[0] == PATTERNS[default]
+        )
+        if not same and not is_default:
+            raise ValueError(
+                f"preset {preset!r} sets {key}={value!r}, but {key}={mine!r} was given: "
+                "drop one of them"
+            )
+        out[key] = value
+    return out
+
+
+def _check_int(value: object, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return value
+
+
+def _special_ids(
+    special_tokens: Iterable[str] | Mapping[str, int], num_merges: int
+) -> tuple[list[str], dict[str, int] | None]:
+    """The special texts and, for a mapping, their ids (checked against the merge range)."""
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of texts or a dict text -> id, not a str")
+    if isinstance(special_tokens, Mapping):
+        texts = check_special_texts(special_tokens.keys())
+        ids: dict[str, int] = {}
+        first = BYTE_TOKENS + num_merges
+        owner: dict[int, str] = {}
+        for t in texts:
+            i = special_tokens[t]
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"the id of special token {t!r} must be an int, got {i!r}")
+            if i < first:
+                raise ValueError(
+                    f"special token {t!r} has id {i}, but ids 0..{first - 1} are the bytes and "
+                    f"the {num_merges} merges that vocab_size asks for; use ids >= {first}"
+                )
+            if i in owner:
+                raise ValueError(f"special tokens {owner[i]!r} and {t!r} share the id {i}")
+            owner[i] = t
+            ids[t] = i
+        return texts, ids
+    if not isinstance(special_tokens, Iterable):
+        raise TypeError(
+            f"special_tokens must be a list of texts or a dict, got {type(special_tokens).__name__}"
+        )
+    return check_special_texts(special_tokens), None
+
+
+def train(
+    data: object,
+    vocab_size: int,
+    *,
+    pattern: str | None = "gpt4",
+    special_tokens: Iterable[str] | Mapping[str, int] = (),
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+    score: Score | str | dict[str, Any] = "frequency",
+    tie: TieRule | str = "smallest_ids",
+    representation: str = "type",
+    counting: str = "overlapping",
+    multiset: MultisetFactory | None = None,
+    workers: int = 1,
+    progress: bool | Progress | None = None,
+    preset: str | None = None,
+    errors: str = "strict",
+    on_merge: OnMerge | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> Tokenizer:
+    """Train a tokenizer of ``vocab_size`` tokens on ``data``.
+
+    >>> tok = train("low lower lowest", 259, pattern="gpt2")
+    >>> [tok.token_bytes(i) for i in range(256, 259)]
+    [b'lo', b'low', b' low']
+
+    ``data``: a ``str`` (one unit), a path (``os.PathLike``: one file, one
+    unit), or an iterable of ``str`` items and paths (one unit each); see
+    :mod:`bpeds.io` for what a unit means and how files are streamed.
+    ``vocab_size`` counts the 256 byte tokens, the merges and the special
+    tokens: ``vocab_size - 256 - len(special_tokens)`` merges are learned
+    (fewer, with a ``UserWarning``, when no eligible pair is left; an empty
+    corpus gives a tokenizer with no merges and that warning).
+
+    ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"``, a regex source, or
+    ``None`` (each unit segment is one chunk, as minbpe's Basic). A pattern
+    that does not compile or has capturing groups raises ``ValueError``.
+    ``special_tokens``: a list of texts (ids ``256 + merges + i``, after the
+    merges actually learned) or a dict text -> id (ids must be at least
+    ``256 + vocab_size - 256 - len(special_tokens)``); their text is cut out
+    of the training data. ``min_frequency``: pairs seen fewer times are never
+    merged. ``max_token_length``: tokens longer than this many bytes are never
+    made. ``score``, ``tie``, ``counting``, ``multiset``: the driver's
+    (:class:`~bpeds.driver.MergeDriver`). ``representation``: ``"type"``
+    (counts of distinct pieces; scales to large corpora) or ``"sequence"``
+    (every piece in order, as minbpe; ``counting="overlapping"`` only).
+    ``workers``: processes for splitting and counting (the merges do not
+    depend on it). ``progress``: see :func:`bpeds.progress.resolve_progress`
+    (the bar counts merges). ``preset``: ``"minbpe-basic"``,
+    ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`).
+    ``errors``: ``"strict"`` or ``"replace"`` for invalid UTF-8 in files and
+    lone surrogates in strings (see :mod:`bpeds.io`). ``on_merge(record,
+    token_bytes)`` is called after every merge. ``block_size``: bytes read
+    from a file at a time.
+
+    Errors: ``ValueError``/``TypeError`` naming the bad argument (checked
+    before any data is read); :class:`~bpeds.io.InvalidTextError` for invalid
+    text; ``OSError`` for unreadable files.
+
+    Complexity: O(corpus) to read and count, plus the driver's cost per merge.
+    """
+    opts = _apply_preset(preset, {"pattern": pattern, "representation": representation, "tie": tie})
+    source, _ = resolve_pattern(opts["pattern"])
+    representation = opts["representation"]
+    if representation not in ("type", "sequence"):
+        raise ValueError(f"representation must be 'type' or 'sequence', got {representation!r}")
+    if counting not in ("overlapping", "non_overlapping"):
+        raise ValueError(f"counting must be 'overlapping' or 'non_overlapping', got {counting!r}")
+    if representation == "sequence" and counting != "overlapping":
+        raise ValueError("representation='sequence' counts pairs overlapping only")
+    vocab_size = _check_int(vocab_size, "vocab_size", 0)
+    min_frequency = _check_int(min_frequency, "min_frequency", 1)
+    if max_token_length is not None:
+        max_token_length = _check_int(max_token_length, "max_token_length", 2)
+    workers = _check_int(workers, "workers", 1)
+    errors = check_errors(errors)
+    score_obj = get_score(score)
+    tie_obj = tie_rule(opts["tie"])
+    prog = resolve_progress(progress)
+    texts, given_ids = _special_ids(special_tokens, 0)
+    minimum = BYTE_TOKENS + len(texts)
+    if vocab_size < minimum:
+        raise ValueError(
+            f"vocab_size must be at least {minimum} (256 byte tokens + {len(texts)} special "
+            f"tokens), got {vocab_size}"
+        )
+    num_merges = vocab_size - minimum
+    if given_ids is not None:
+        _special_ids(special_tokens, num_merges)
+
+    segments = iter_segments(
+        data,
+        pattern=source,
+        special_tokens=texts,
+        errors=errors,
+        block_size=block_size,
+    )
+    sequence = representation == "sequence"
+    pieces = count_pieces(segments, source, sequence=sequence, workers=workers)
+    corpus: Corpus
+    if isinstance(pieces, list):
+        corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
+    else:
+        corpus = TypeCorpus.from_counts((p.encode("utf-8"), n) for p, n in pieces.items())
+    del pieces
+
+    driver = MergeDriver(
+        corpus,
+        num_merges,
+        score=score_obj,
+        tie=tie_obj,
+        multiset=multiset,
+        counting=counting,  # type: ignore[arg-type]
+        min_count=min_frequency,
+        max_token_length=max_token_length,
+    )
+    prog.start(num_merges)
+    try:
+        for record in driver:
+            prog.update(1)
+            if on_merge is not None:
+                on_merge(record, driver.vocab.token_bytes(record.new_id))
+    finally:
+        prog.close()
+    merges = [r.pair for r in driver.records]
+    if len(merges) < num_merges:
+        warnings.warn(
+            f"training stopped after {len(merges)} of {num_merges} merges: no pair is left "
+            f"that occurs at least min_frequency={min_frequency} times"
+            + (" (the corpus is empty)" if not merges and corpus_is_empty(corpus) else ""),
+            UserWarning,
+            stacklevel=2,
+        )
+    ids = (
+        given_ids
+        if given_ids is not None
+        else {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(texts)}
+    )
+    recorded = driver.options()
+    recorded["min_frequency"] = recorded.pop("min_count")
+    recorded["representation"] = representation
+    recorded["vocab_size"] = vocab_size
+    if preset is not None:
+        recorded["preset"] = preset
+    return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded)
+
+
+def corpus_is_empty(corpus: Corpus) -> bool:
+    """Whether a corpus holds no bytes at all."""
+    if isinstance(corpus, TypeCorpus | SequenceCorpus):
+        return corpus.num_tokens == 0
+    return False  # pragma: no cover - only our two representations are built here
