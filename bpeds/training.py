@@ -318,7 +318,9 @@ def train(
         block_size=block_size,
     )
     sequence = representation == "sequence"
-    pieces = count_pieces(segments, source, sequence=sequence, workers=workers)
+    pieces = count_pieces(
+        segments, source, sequence=sequence, workers=workers, batch_chars=BATCH_CHARS
+    )
     corpus: Corpus
     if isinstance(pieces, list):
         corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
