@@ -128,16 +128,20 @@ class MergeDeltas:
     ``pairs``: packed pair -> change of count (zero entries kept: a pair whose
     per-group counts moved but whose total did not is still *touched*);
     ``sites``: merge sites weighted by type counts (each turns two tokens into
-    one); ``group_pairs``: packed pair -> per-group changes; ``group_sites``.
+    one); ``group_pairs``: packed pair -> per-group changes; ``group_sites``;
+    ``first_positions``: optional lower bounds of new pairs' first positions.
     """
 
-    __slots__ = ("group_pairs", "group_sites", "pairs", "sites")
+    __slots__ = ("first_positions", "group_pairs", "group_sites", "pairs", "sites")
 
-    def __init__(self, groups: int) -> None:
+    def __init__(self, groups: int, *, positions: bool = False) -> None:
         self.pairs: dict[int, int] = {}
         self.sites = 0
         self.group_pairs: dict[int, list[int]] = {}
         self.group_sites = [0] * groups
+        #: When asked for (``positions=True``), a representation that can may record
+        #: here a lower bound of each new pair's first position.
+        self.first_positions: dict[int, int] | None = {} if positions else None
 
 
 class CorpusRun(Protocol):
@@ -561,46 +565,70 @@ class _SequenceRun:
         return Initial(pairs, unigram, gpairs, gtokens)
 
     def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
-        """Merge every non-overlapping ``(a, b)`` left to right. O(stale index entries)."""
+        """Merge every non-overlapping ``(a, b)`` left to right; record new pairs' exact
+        first positions when asked. O(stale index entries)."""
         pk = (a << PAIR_SHIFT) | b
         d = out.pairs
+        get = d.get
+        # Sites come in list order, so the first site creating a pair is its first position.
+        first = out.first_positions
         lst = self.list
         merge_with_next = lst.merge_with_next
         want_groups = self.want_groups
-        ngroups = self.num_groups
         sites = 0
         for n in lst.occurrences((a, b)):
             m = n.next
             if m is None:  # pragma: no cover - occurrences() guarantees a successor
                 continue
             p, q = n.prev, m.next
-            touched: list[tuple[int, int]] = []
             if p is not None:
-                k = (p.val << PAIR_SHIFT) | a
-                d[k] = d.get(k, 0) - 1
-                k2 = (p.val << PAIR_SHIFT) | new
-                d[k2] = d.get(k2, 0) + 1
-                if want_groups:
-                    touched += ((k, -1), (k2, 1))
-            d[pk] = d.get(pk, 0) - 1
+                pv = p.val << PAIR_SHIFT
+                k = pv | a
+                d[k] = get(k, 0) - 1
+                k = pv | new
+                d[k] = get(k, 0) + 1
+                if first is not None and k not in first:
+                    first[k] = p.pos
             if q is not None:
-                k = (b << PAIR_SHIFT) | q.val
-                d[k] = d.get(k, 0) - 1
-                k2 = (new << PAIR_SHIFT) | q.val
-                d[k2] = d.get(k2, 0) + 1
-                if want_groups:
-                    touched += ((k, -1), (k2, 1))
+                qv = q.val
+                k = (b << PAIR_SHIFT) | qv
+                d[k] = get(k, 0) - 1
+                k = (new << PAIR_SHIFT) | qv
+                d[k] = get(k, 0) + 1
+                if first is not None and k not in first:
+                    first[k] = n.pos
             if want_groups:
-                g = self._group_of(n)
-                out.group_sites[g] += 1
-                for k, s in ((pk, -1), *touched):
-                    row = out.group_pairs.get(k)
-                    if row is None:
-                        row = out.group_pairs[k] = [0] * ngroups
-                    row[g] += s
+                self._group_deltas(n, p, q, a, b, new, out)
             sites += 1
             merge_with_next(n, new)
+        if sites:
+            d[pk] = get(pk, 0) - sites
         out.sites += sites
+
+    def _group_deltas(
+        self,
+        n: ListNode[int],
+        p: ListNode[int] | None,
+        q: ListNode[int] | None,
+        a: int,
+        b: int,
+        new: int,
+        out: MergeDeltas,
+    ) -> None:
+        """Per-group count changes of one merge site (only for per-group scores)."""
+        g = self._group_of(n)
+        out.group_sites[g] += 1
+        changes = [((a << PAIR_SHIFT) | b, -1)]
+        if p is not None:
+            changes += (((p.val << PAIR_SHIFT) | a, -1), ((p.val << PAIR_SHIFT) | new, 1))
+        if q is not None:
+            changes += (((b << PAIR_SHIFT) | q.val, -1), ((new << PAIR_SHIFT) | q.val, 1))
+        rows = out.group_pairs
+        for k, step in changes:
+            row = rows.get(k)
+            if row is None:
+                row = rows[k] = [0] * self.num_groups
+            row[g] += step
 
     def first_position(self, pk: int) -> int | None:
         for n in self.list.occurrences((pk >> PAIR_SHIFT, pk & PAIR_MASK)):

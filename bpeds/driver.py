@@ -211,6 +211,10 @@ class MergeDriver:
                 heap.update(k, p)
 
         drop_dead = self.drop_dead
+        # The common case (frequency, no length cap) has positive int priorities computed
+        # inline, without a call per pair.
+        positive_ints = fast_count and max_len is None
+        heap_count, heap_update, heap_discard = heap.count, heap.update, heap.discard
         done = 0
         while done < self.num_merges:
             # 1. select: re-validate the top until its stored priority is exact.
@@ -240,8 +244,10 @@ class MergeDriver:
 
             # 2. merge.
             before = totals() if depends is Dependency.GLOBAL else None
-            deltas = MergeDeltas(num_groups)
+            deltas = MergeDeltas(num_groups, positions=leftmost)
             run.merge(left, right, new, deltas)
+            if deltas.first_positions:
+                pos_lb.update(deltas.first_positions)
 
             # 3. update statistics.
             pair_sum = 0
@@ -295,24 +301,39 @@ class MergeDriver:
                 heap_keys = [pk for pk in heap if pk not in counts]
                 for pk in heap_keys:
                     heap.discard(pk)
-            else:
+            elif want_groups or want_parts:
                 rescore = set(deltas.pairs)
                 if want_groups:
                     rescore.update(deltas.group_pairs)
                 if want_parts:
                     for tok in (left, right, new):
                         rescore.update(adj.get(tok, ()))
+            else:
+                rescore = deltas.pairs  # keys are unique already
             # A priority that fell needs no heap work: the stored one is still an upper
             # bound, and re-validation fixes it if it ever reaches the top. Only rises
             # (and new pairs) must be pushed now. Pairs that died are dropped eagerly
             # when `drop_dead` is set, which keeps the heap small.
-            for pk in rescore:
-                p = priority(pk, False)
-                if p is None:
-                    if drop_dead and pk not in counts:
-                        heap.discard(pk)
-                elif pk not in heap or heap.count(pk) < p:
-                    heap.update(pk, p)
+            if positive_ints:
+                # Priorities are ints > 0 here, and count() is 0 for an absent key, so one
+                # lookup answers "absent or lower".
+                for pk in rescore:
+                    c = counts.get(pk, 0)
+                    if c < min_count:
+                        if drop_dead and not c:
+                            heap_discard(pk)
+                        continue
+                    p = c if not leftmost else (c << shift) - pos_lb.get(pk, 0)
+                    if heap_count(pk) < p:
+                        heap_update(pk, p)
+            else:
+                for pk in rescore:
+                    p = priority(pk, False)
+                    if p is None:
+                        if drop_dead and pk not in counts:
+                            heap.discard(pk)
+                    elif pk not in heap or heap.count(pk) < p:
+                        heap.update(pk, p)
 
             done += 1
             self.records.append(record)
