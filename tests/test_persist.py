@@ -1,0 +1,206 @@
+"""bpeds JSON files: round trips, atomic no-overwrite saves, and hostile input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpeds.persist import ModelFormatError, dumps, load, loads, save
+from bpeds.tokenizer import Tokenizer
+from bpeds.training import train
+
+DATA = Path(__file__).parent / "data"
+TEXT = (DATA / "taylorswift.txt").read_text(encoding="utf-8")[:20000]
+
+
+def trained() -> Tokenizer:
+    return train(TEXT, 256 + 200 + 2, pattern="gpt2", special_tokens=["<|endoftext|>", "<|ünï|>"])
+
+
+def test_round_trip_keeps_everything_and_encodes_the_same(tmp_path: Path) -> None:
+    tok = trained()
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    back = Tokenizer.load(path)
+    assert back == tok
+    assert back.options == tok.options
+    assert back.options["tie"] == {"name": "smallest_ids"}
+    sample = TEXT[:3000] + "<|endoftext|> <|ünï|>"
+    assert back.encode(sample, allowed_special="all") == tok.encode(sample, allowed_special="all")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["format"] == "bpeds"
+    assert doc["version"] == 1
+    assert doc["merges"][:2] == [list(p) for p in tok.merges[:2]]
+    assert doc["special_tokens"] == {"<|endoftext|>": 456, "<|ünï|>": 457}
+    for p in (None, "gpt4", r"\w+|\s+|[^\w\s]+"):
+        t = Tokenizer([(97, 98)], pattern=p)
+        assert loads(dumps(t)) == t
+
+
+def test_save_refuses_to_overwrite_and_is_atomic(tmp_path: Path) -> None:
+    tok = trained()
+    path = tmp_path / "tok.json"
+    path.write_text("precious", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        tok.save(path)
+    assert path.read_text(encoding="utf-8") == "precious"
+    tok.save(path, overwrite=True)
+    assert load(path) == tok
+    assert sorted(os.listdir(tmp_path)) == ["tok.json"]  # no temporary file left behind
+    other = Tokenizer([(97, 98)])
+    save(other, str(tmp_path / "b.json"))
+    assert load(tmp_path / "b.json") == other
+    assert oct(os.stat(tmp_path / "b.json").st_mode & 0o777) == "0o644"
+
+
+def test_a_failed_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(FileNotFoundError):
+        trained().save(tmp_path / "missing-dir" / "tok.json")
+    assert os.listdir(tmp_path) == []
+    path = tmp_path / "tok.json"
+    path.write_text("old", encoding="utf-8")
+
+    def full(fd: int) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", full)
+    for overwrite in (True, False):
+        with pytest.raises(OSError, match="disk full"):
+            trained().save(tmp_path / "new.json", overwrite=overwrite)
+        with pytest.raises(OSError, match="disk full"):
+            trained().save(path, overwrite=True)
+    assert os.listdir(tmp_path) == ["tok.json"]
+    assert path.read_text(encoding="utf-8") == "old"
+
+
+def test_symlink_is_not_followed_for_overwrite_check(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep", encoding="utf-8")
+    link = tmp_path / "tok.json"
+    link.symlink_to(target)
+    with pytest.raises(FileExistsError):
+        trained().save(link)
+    assert target.read_text(encoding="utf-8") == "keep"
+
+
+VALID = json.loads(dumps(Tokenizer([(97, 98), (256, 99)], special_tokens={"<s>": 300})))
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"format": "tiktoken"}, '"format" must be'),
+        ({"version": 2}, "newer bpeds"),
+        ({"version": 0}, "invalid"),
+        ({"version": "1"}, "must be an integer"),
+        ({"version": True}, "must be an integer"),
+        ({"merges": [[97, 98], [258, 1]]}, "merge 1 .* only use ids 0..256"),
+        ({"merges": [[97, 98], [-1, 1]]}, "merge 1"),
+        ({"merges": [[97, 10**30]]}, "merge 0"),
+        ({"merges": [[97, 98.0]]}, "two integer ids"),
+        ({"merges": [[97, True]]}, "two integer ids"),
+        ({"merges": [[97]]}, "two integer ids"),
+        ({"merges": {"0": [97, 98]}}, "must be an array"),
+        ({"special_tokens": {"<s>": 256}}, "belongs to a merge token"),
+        ({"special_tokens": {"<s>": "300"}}, "integer id"),
+        ({"special_tokens": {"": 300}}, "empty"),
+        ({"special_tokens": [["<s>", 300]]}, "must be an object"),
+        ({"pattern": "(unclosed"}, "does not compile"),
+        ({"pattern": 5}, "string or null"),
+        ({"options": []}, "must be an object"),
+        ({"extra": 1}, "unknown key"),
+    ],
+)
+def test_invalid_documents_are_refused_clearly(change: dict[str, Any], match: str) -> None:
+    doc = VALID | change
+    with pytest.raises(ModelFormatError, match=match):
+        loads(json.dumps(doc), source="m.json")
+
+
+def test_missing_keys_and_bad_json_are_refused(tmp_path: Path) -> None:
+    for key in ("pattern", "special_tokens", "options", "merges"):
+        doc = {k: v for k, v in VALID.items() if k != key}
+        with pytest.raises(ModelFormatError, match=f"missing key.*{key}"):
+            loads(json.dumps(doc))
+    bad: dict[str, str | bytes] = {
+        "dup.json": '{"format": "bpeds", "format": "bpeds"}',
+        "nan.json": json.dumps(VALID).replace('"options": {}', '"options": {"a": NaN}'),
+        "deep.json": "[" * 100000 + "]" * 100000,
+        "list.json": "[1, 2]",
+        "huge.json": '{"format": "bpeds", "version": ' + "9" * 5000 + "}",
+        "bytes.json": b'{"format": "bpeds\xff"}',
+        "empty.json": "",
+    }
+    for name, text in bad.items():
+        path = tmp_path / name
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        with pytest.raises(ModelFormatError, match=name):
+            load(path)
+
+
+def test_every_truncation_is_refused() -> None:
+    text = dumps(Tokenizer([(97, 98), (256, 99), (1, 2)], special_tokens={"<s>": 300}))
+    for cut in range(len(text) - 1):
+        if text[:cut].strip().endswith("}"):
+            continue  # pragma: no cover - only the full text ends with the closing brace
+        with pytest.raises(ModelFormatError):
+            loads(text[:cut])
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_documents_load_or_fail_cleanly(data: st.DataObject) -> None:
+    """Any mutation of a valid file either loads to a valid tokenizer or raises
+    ModelFormatError: never another exception."""
+    doc: dict[str, Any] = json.loads(json.dumps(VALID))
+    for _ in range(data.draw(st.integers(1, 3))):
+        kind = data.draw(st.sampled_from(["replace", "delete", "merge", "special", "bytes"]))
+        key = data.draw(st.sampled_from(sorted(doc) or ["format"]))
+        if kind == "replace":
+            doc[key] = data.draw(json_values)
+        elif kind == "delete":
+            doc.pop(key, None)
+        elif kind == "merge" and isinstance(doc.get("merges"), list) and doc["merges"]:
+            i = data.draw(st.integers(0, len(doc["merges"]) - 1))
+            doc["merges"][i] = data.draw(json_values)
+        elif kind == "special":
+            doc["special_tokens"] = data.draw(
+                st.dictionaries(st.text(max_size=4), st.integers(-5, 400), max_size=3)
+            )
+    text = json.dumps(doc)
+    if data.draw(st.booleans()):
+        raw = bytearray(text.encode())
+        pos = data.draw(st.integers(0, len(raw) - 1))
+        raw[pos] = data.draw(st.integers(0, 255))
+        blob: str | bytes = bytes(raw)
+    else:
+        blob = text
+    try:
+        tok = loads(blob)
+    except ModelFormatError:
+        return
+    # Whatever loads is a fully valid tokenizer that round-trips.
+    assert loads(dumps(tok)) == tok
+    tok.decode(tok.encode("abc<s>", allowed_special="all", disallowed_special=()))
