@@ -187,6 +187,8 @@ GOOD = "minbpe v1\n\\w+\n1\n<|e|> 258\n97 97\n256 97\n"
         ("", "truncated: it ends before the version line"),
         ("minbpe v2\n\n0\n", "not a minbpe model"),
         ("minbpe v1\n", "ends before the pattern line"),
+        ("minbpe v1", "truncated: its last line \\('minbpe v1'\\) has no line end"),
+        ("minbpe v1\n\n0\n97 97\n256 9", "truncated: its last line \\('256 9'\\)"),
         ("minbpe v1\n\n", "ends before the number of special tokens"),
         ("minbpe v1\n\nthree\n", "line 3: the number of special tokens must be"),
         ("minbpe v1\n\n-1\n", "must be a non-negative integer"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -117,7 +118,8 @@ def write_files(files: Iterable[tuple[PathLike, bytes]], *, overwrite: bool) -> 
     half-written set). A missing directory raises ``FileNotFoundError``. A
     reader never sees a partial file; a crash leaves at most a stray
     ``.<name>.*.tmp`` file. New files get the usual permissions (0o666 minus
-    the umask), not the temporary file's private ones. Complexity: O(bytes).
+    the umask), not the temporary file's private ones; a replaced file keeps
+    its mode. Complexity: O(bytes).
     """
     items = [(Path(p), data) for p, data in files]
     for p, _ in items:
@@ -125,19 +127,22 @@ def write_files(files: Iterable[tuple[PathLike, bytes]], *, overwrite: bool) -> 
             raise FileNotFoundError(f"cannot write {p}: directory {p.parent} does not exist")
         if p.is_dir():
             raise IsADirectoryError(f"cannot write {p}: it is a directory")
-        if not overwrite and p.exists():
+        if not overwrite and os.path.lexists(p):
             raise FileExistsError(
                 f"{p} already exists; pass overwrite=True (--force on the command line) "
                 "to replace it"
             )
     for p, data in items:
+        mode = 0o666 & ~_umask()
+        if overwrite and p.exists():
+            mode = stat.S_IMODE(p.stat().st_mode)
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
+            os.chmod(tmp, mode)
             if overwrite:
                 os.replace(tmp, p)
             else:
@@ -161,7 +166,7 @@ def _rename_no_clobber(tmp: str, target: Path) -> None:
             f"{target} was created while writing it; pass overwrite=True to replace it"
         ) from None
     except OSError:
-        if target.exists():
+        if os.path.lexists(target):
             raise FileExistsError(
                 f"{target} already exists; pass overwrite=True to replace it"
             ) from None

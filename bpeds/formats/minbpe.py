@@ -192,10 +192,14 @@ def parse_minbpe_model(text: str, *, source: str = "<string>") -> Tokenizer:
     id that collides raises :class:`FormatError` naming ``source`` and the
     line. Lines are split as minbpe reads them (any line ending; fields
     stripped of surrounding whitespace); blank lines may only end the file.
+    The format records no length, so a file cut exactly at a line end reads
+    as a shorter model; a file that does not end with a line end (as every
+    file minbpe writes does) is reported as truncated.
     Complexity: O(size of the text).
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
+    unterminated = lines[-1] != ""
+    if not unterminated:
         lines.pop()
 
     def where(n: int) -> str:
@@ -210,6 +214,11 @@ def parse_minbpe_model(text: str, *, source: str = "<string>") -> Tokenizer:
     if version != MINBPE_VERSION:
         raise FormatError(
             f"{where(1)}: not a minbpe model (expected {MINBPE_VERSION!r}, got {version[:40]!r})"
+        )
+    if unterminated:
+        raise FormatError(
+            f"{source} is truncated: its last line ({lines[-1][:40]!r}) has no line end, and "
+            "a .model file ends with one"
         )
     pattern: str | None = line(2, "the pattern line").strip() or None
     if pattern in PATTERNS:
