@@ -1,0 +1,774 @@
+"""The ``bpeds`` command: train, encode, decode, inspect, export and import tokenizers.
+
+Run ``bpeds --help`` (or ``python -m bpeds --help``) for the commands and
+``bpeds <command> --help`` for each command's options. :func:`main` takes the
+argument list and returns the exit status, so the command can be driven
+in-process.
+
+Exit status: 0 success; 1 bad input or data (a missing or unreadable file, a
+corrupt model, invalid UTF-8, a special token where none is allowed, an
+output file that exists without ``--force``, a tokenizer a format cannot
+hold); 2 usage (unknown option, missing or invalid argument value, such as a
+vocabulary size too small for the 256 bytes and the special tokens);
+130 interrupted.
+
+Models are read in any of: bpeds JSON (what ``bpeds train`` writes), a
+Hugging Face ``tokenizer.json`` numbered as bpeds numbers tokens, or a
+minbpe ``.model``; the kind is recognised from the contents. Other files
+(``.tiktoken``, ``vocab.json`` + ``merges.txt``, Hugging Face files with
+other ids) are converted first with ``bpeds import``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from bpeds import __version__
+from bpeds.errors import BpedsError
+from bpeds.formats import (
+    FormatError,
+    from_hf_json,
+    load_hf,
+    load_hf_vocab_merges,
+    load_minbpe,
+    load_tiktoken,
+    rank_rule_conflicts,
+    save_hf,
+    save_minbpe,
+    save_tiktoken,
+)
+from bpeds.formats.minbpe import render_token
+from bpeds.formats.tiktoken_format import NO_SPLIT_PATTERN
+from bpeds.pretokenize import PATTERNS
+from bpeds.tokenizer import Tokenizer
+
+__all__ = ["EXIT_DATA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_DATA = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+_FORMATS = ("bpeds", "minbpe", "hf", "tiktoken")
+_SCORES = "frequency, length_weighted, pmi, npmi, likelihood_gain, wordpiece, group_frequency"
+_TIES = ("smallest_ids", "leftmost", "lexicographic", "hf")
+_PRESETS = ("minbpe-basic", "minbpe-regex", "hf", "rustbpe")
+
+
+class UsageError(Exception):
+    """A command-line argument is wrong (exit status 2)."""
+
+
+class DataError(Exception):
+    """The input or data is wrong (exit status 1); the message is the whole story."""
+
+
+# -- reading and writing ----------------------------------------------------------------------
+
+
+def _stdout_bytes(data: bytes) -> None:
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (e.g. an in-process capture)
+        sys.stdout.write(data.decode("utf-8", errors="replace"))
+    else:
+        buffer.write(data)
+        buffer.flush()
+
+
+def _decode(data: bytes, source: str, errors: str) -> str:
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{source} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at byte offset "
+            f"{exc.start}); pass --errors replace to read it with U+FFFD in its place"
+        ) from None
+
+
+def _read_input(path: str, errors: str) -> str:
+    """A text file's contents, or stdin's for ``-``."""
+    if path == "-":
+        return _decode(sys.stdin.buffer.read(), "standard input", errors)
+    return _decode(Path(path).read_bytes(), path, errors)
+
+
+def _pattern_arg(value: str) -> str | None:
+    """``none`` (any case) means no split; names and regex sources pass through."""
+    return None if value.lower() == "none" else value
+
+
+def _pattern_label(pattern: str | None) -> str:
+    if pattern is None:
+        return "none (no split)"
+    for name, source in PATTERNS.items():
+        if source == pattern:
+            return name
+    return pattern
+
+
+def load_model(path: str) -> Tokenizer:
+    """Read a model file of any kind ``bpeds`` recognises from its contents.
+
+    bpeds JSON (``"format": "bpeds"``), a Hugging Face ``tokenizer.json``
+    (an object with a ``model``; ids must already follow bpeds's numbering), or
+    a minbpe ``.model`` (first line ``minbpe v1``). Anything else raises
+    :class:`DataError` saying how to convert it.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise DataError(f"{path} is a directory, not a model file")
+    data = p.read_bytes()
+    head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"minbpe v1"):
+        return load_minbpe(p)
+    if head.startswith(b"{"):
+        try:
+            obj = json.loads(data.decode("utf-8-sig"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"{path} is not a valid model: not valid JSON ({exc})") from None
+        if isinstance(obj, dict) and obj.get("format") == "bpeds":
+            return Tokenizer.load(p)
+        if isinstance(obj, dict) and "model" in obj:
+            try:
+                return from_hf_json(obj, source=path)
+            except FormatError as exc:
+                raise DataError(
+                    f"{exc}\n(to use another tokenizer.json, convert it first: "
+                    f"bpeds import --format hf --renumber {path} -o model.json)"
+                ) from None
+        raise DataError(
+            f'{path} is JSON but neither a bpeds model (no "format": "bpeds") nor a '
+            'Hugging Face tokenizer.json (no "model")'
+        )
+    raise DataError(
+        f"{path} is not a model bpeds can read (bpeds JSON, Hugging Face tokenizer.json or "
+        "minbpe .model); convert a .tiktoken file or vocab.json + merges.txt with 'bpeds import'"
+    )
+
+
+def _check_new(paths: Sequence[Path], force: bool) -> None:
+    """Refuse before any work when an output exists and ``--force`` was not given."""
+    for p in paths:
+        if not force and os.path.lexists(p):
+            raise DataError(f"{p} already exists; pass --force to replace it")
+        if not p.parent.is_dir():
+            raise DataError(f"cannot write {p}: directory {p.parent} does not exist")
+
+
+def _outputs(fmt: str, output: str) -> list[Path]:
+    """The files that saving in ``fmt`` to ``output`` writes."""
+    if fmt == "minbpe":
+        p = Path(output)
+        prefix = p.with_suffix("") if p.suffix == ".model" else p
+        return [prefix.with_name(prefix.name + ".model"), prefix.with_name(prefix.name + ".vocab")]
+    return [Path(output)]
+
+
+def _save(tok: Tokenizer, fmt: str, output: str, force: bool) -> list[Path]:
+    """Save ``tok`` in ``fmt``; return the files written, with notes for lossy formats."""
+    if fmt == "bpeds":
+        tok.save(output, overwrite=force)
+        return [Path(output)]
+    if fmt == "minbpe":
+        return list(save_minbpe(tok, output, overwrite=force))
+    if fmt == "hf":
+        conflicts = rank_rule_conflicts(tok)
+        if conflicts:
+            shown = ", ".join(str(i) for i in conflicts[:5])
+            _note(
+                f"warning: {len(conflicts)} token(s) (ids {shown}) can encode differently in "
+                "Hugging Face, which applies merges by pair rank (see docs/formats.md)"
+            )
+        return [save_hf(tok, output, overwrite=force)]
+    path = save_tiktoken(tok, output, overwrite=force)
+    _note(
+        "note: a .tiktoken file holds only the ranks; rebuild the encoding with "
+        f"pat_str={json.dumps(tok.pattern if tok.pattern is not None else NO_SPLIT_PATTERN)} "
+        f"and special_tokens={json.dumps(tok.special_tokens, ensure_ascii=False)}"
+    )
+    return [path]
+
+
+def _note(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from bpeds.io import InvalidTextError
+    from bpeds.training import train
+
+    specials: list[str] = args.special_token or []
+    if args.vocab_size < 256 + len(specials):
+        raise UsageError(
+            f"--vocab-size {args.vocab_size} is too small: it counts the 256 byte tokens and the "
+            f"{len(specials)} special token(s), so it must be at least {256 + len(specials)}"
+        )
+    units: list[Any] = []
+    for item in args.inputs:
+        if item == "-":
+            units.append(_read_input("-", args.errors))
+        else:
+            p = Path(item)
+            if not p.exists():
+                raise DataError(f"no such input file: {item}")
+            if p.is_dir():
+                raise DataError(f"{item} is a directory; give the files in it")
+            units.append(p)
+    outputs = _outputs(args.format, args.output)
+    _check_new(outputs, args.force)
+    options: dict[str, Any] = {
+        "special_tokens": specials,
+        "workers": args.workers,
+        "errors": args.errors,
+        "progress": False if args.quiet else (True if args.progress else None),
+    }
+    for key in ("pattern", "preset", "tie", "min_frequency", "max_token_length"):
+        value = getattr(args, key)
+        if value is not None:
+            options[key] = _pattern_arg(value) if key == "pattern" else value
+    if args.score is not None:
+        options["score"] = _score_arg(args.score)
+    started = time.perf_counter()
+    try:
+        tok = train(units, args.vocab_size, **options)
+    except (InvalidTextError, OSError, ImportError):
+        raise
+    except (ValueError, TypeError) as exc:  # train checks its arguments before reading data
+        raise UsageError(str(exc)) from None
+    seconds = time.perf_counter() - started
+    written = _save(tok, args.format, args.output, args.force)
+    if not args.quiet:
+        _note(
+            f"bpeds train: {tok.num_merges} merges, vocab size {tok.vocab_size}, in "
+            f"{seconds:.1f} s; wrote {', '.join(str(p) for p in written)}"
+        )
+    return EXIT_OK
+
+
+def _score_arg(value: str) -> str | dict[str, Any]:
+    if value.lstrip().startswith("{"):
+        try:
+            spec = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--score is not valid JSON: {exc}") from None
+        if not isinstance(spec, dict):
+            raise UsageError('--score JSON must be an object such as {"name": "pmi"}')
+        return spec
+    return value
+
+
+def _text_for(args: argparse.Namespace) -> str:
+    if args.text is not None and args.input is not None:
+        raise UsageError("give the text either as an argument or with --input, not both")
+    if args.text is not None:
+        return str(args.text)
+    return _read_input(args.input or "-", args.errors)
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    from bpeds.encoder import SpecialTokenError
+
+    if args.ordinary and args.allow_special:
+        raise UsageError("--ordinary and --allow-special contradict each other")
+    tok = load_model(args.model)
+    text = _text_for(args)
+    allowed: Any = frozenset()
+    if args.allow_special:
+        allowed = "all" if "all" in args.allow_special else frozenset(args.allow_special)
+        unknown = set(args.allow_special) - {"all", *tok.special_tokens}
+        if unknown:
+            raise UsageError(
+                f"--allow-special {sorted(unknown)[0]!r} is not a special token of this model "
+                f"(it has: {', '.join(tok.special_tokens) or 'none'})"
+            )
+    try:
+        if args.ordinary:
+            ids = tok.encode_ordinary(text)
+        else:
+            ids = tok.encode(text, allowed_special=allowed)
+    except SpecialTokenError:
+        token = min((text.find(t), -len(t), t) for t in tok.special_tokens if t in text)[2]
+        raise DataError(
+            f"the text holds the special token {token!r}; pass --allow-special {token!r} (or "
+            "--allow-special all) to encode it as its id, or --ordinary to encode it as text"
+        ) from None
+    if args.output_format == "json":
+        print(json.dumps(ids))
+    elif args.output_format == "tokens":
+        for i in ids:
+            print(f"{i}\t[{render_token(tok.id_to_token(i))}]")
+    else:
+        print(" ".join(map(str, ids)))
+    return EXIT_OK
+
+
+def _parse_ids(text: str, source: str) -> list[int]:
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            ids = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{source} is not a JSON list of ids: {exc}") from None
+        if not isinstance(ids, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in ids
+        ):
+            raise DataError(f"{source} must be a JSON list of integer ids")
+        return ids
+    out: list[int] = []
+    for n, word in enumerate(stripped.split()):
+        if not (word.isascii() and word.isdigit()):
+            raise DataError(f"{source}: item {n + 1} ({word[:20]!r}) is not a token id")
+        out.append(int(word))
+    return out
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    if args.ids and args.input is not None:
+        raise UsageError("give the ids either as arguments or with --input, not both")
+    tok = load_model(args.model)
+    if args.ids:
+        ids = list(args.ids)
+    else:
+        source = "standard input" if (args.input or "-") == "-" else args.input
+        ids = _parse_ids(_read_input(args.input or "-", "strict"), source)
+    _stdout_bytes(tok.decode_bytes(ids))
+    return EXIT_OK
+
+
+def _info(tok: Tokenizer, top: int) -> dict[str, Any]:
+    n = tok.num_merges
+    lengths = sorted(range(256, 256 + n), key=lambda i: (-len(tok.token_bytes(i)), i))[:top]
+    return {
+        "vocab_size": tok.vocab_size,
+        "merges": n,
+        "max_token_id": tok.max_token_id,
+        "pattern": _pattern_label(tok.pattern),
+        "special_tokens": tok.special_tokens,
+        "options": tok.options,
+        "longest_tokens": [
+            {"id": i, "bytes": len(tok.token_bytes(i)), "token": render_token(tok.token_bytes(i))}
+            for i in lengths
+        ],
+    }
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    if args.top < 0:
+        raise UsageError(f"--top must be >= 0, got {args.top}")
+    tok = load_model(args.model)
+    info = _info(tok, args.top)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    specials = info["special_tokens"]
+    lines = [
+        f"vocab size:      {info['vocab_size']} (256 bytes + {info['merges']} merges + "
+        f"{len(specials)} special tokens)",
+        f"largest id:      {info['max_token_id']}",
+        f"pattern:         {info['pattern']}",
+        "special tokens:  "
+        + (", ".join(f"{t} = {i}" for t, i in specials.items()) if specials else "none"),
+        "options:         " + (json.dumps(info["options"], ensure_ascii=False) or "{}"),
+    ]
+    if info["longest_tokens"]:
+        lines.append("longest tokens:")
+        lines += [
+            f"  {t['id']:>7}  {t['bytes']:>5} bytes  [{t['token']}]" for t in info["longest_tokens"]
+        ]
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    tok = load_model(args.model)
+    _check_new(_outputs(args.format, args.output), args.force)
+    written = _save(tok, args.format, args.output, args.force)
+    _note(f"bpeds export: wrote {', '.join(str(p) for p in written)}")
+    return EXIT_OK
+
+
+def _special_arg(value: str) -> tuple[str, int]:
+    text, sep, number = value.rpartition("=")
+    if not sep or not text or not (number.isascii() and number.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"expected TEXT=ID (e.g. '<|endoftext|>=100257'), got {value!r}"
+        )
+    return text, int(number)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    fmt = args.format
+    want = 2 if fmt == "hf-vocab" else 1
+    if len(args.inputs) != want:
+        raise UsageError(
+            "--format hf-vocab takes two files: vocab.json merges.txt"
+            if fmt == "hf-vocab"
+            else f"--format {fmt} takes one file"
+        )
+    if args.pattern is not None and fmt in ("hf", "minbpe"):
+        raise UsageError(f"a {fmt} file records its own split pattern: drop --pattern")
+    if args.special_token and fmt != "tiktoken":
+        raise UsageError("--special-token is only for --format tiktoken")
+    if args.renumber and fmt == "minbpe":
+        raise UsageError("a minbpe model already numbers tokens as bpeds does: drop --renumber")
+    _check_new([Path(args.output)], args.force)
+    for item in args.inputs:
+        if not Path(item).exists():
+            raise DataError(f"no such input file: {item}")
+    if fmt == "minbpe":
+        tok = load_minbpe(args.inputs[0])
+    elif fmt == "hf":
+        tok = load_hf(args.inputs[0], renumber=args.renumber)
+    elif fmt == "hf-vocab":
+        pattern = "gpt2" if args.pattern is None else _pattern_arg(args.pattern)
+        tok = load_hf_vocab_merges(*args.inputs, pattern=pattern, renumber=args.renumber)
+    else:
+        if args.pattern is None:
+            raise UsageError(
+                "a .tiktoken file holds no split pattern: pass --pattern (gpt2, gpt4, gpt4o, "
+                "a regex, or none)"
+            )
+        specials = dict(args.special_token or [])
+        tok = load_tiktoken(
+            args.inputs[0],
+            pattern=_pattern_arg(args.pattern),
+            special_tokens=specials,
+            renumber=args.renumber,
+        )
+    tok.save(args.output, overwrite=args.force)
+    _note(
+        f"bpeds import: {tok.num_merges} merges, {len(tok.special_tokens)} special tokens; "
+        f"wrote {args.output}"
+    )
+    return EXIT_OK
+
+
+# -- the parser ---------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors name the command and exit with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+EPILOG = """\
+exit status:
+  0    success
+  1    bad input or data: a missing or unreadable file, a corrupt model, invalid
+       UTF-8, a disallowed special token, an output that exists (without --force),
+       a tokenizer the chosen format cannot hold
+  2    usage: an unknown option, a missing or invalid argument value
+  130  interrupted
+
+Models are read as bpeds JSON, Hugging Face tokenizer.json (bpeds numbering) or
+minbpe .model, recognised from their contents. See 'bpeds COMMAND --help'.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``bpeds`` argument parser (every option has help)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="bpeds",
+        description="Train, use, inspect and convert byte-level BPE tokenizers.",
+        epilog=EPILOG,
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"bpeds {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def command(name: str, help: str, run: Callable[[argparse.Namespace], int]) -> Any:
+        p = sub.add_parser(name, help=help, description=help, epilog=EPILOG, formatter_class=fmt)
+        p.set_defaults(run=run)
+        return p
+
+    t = command("train", "Train a tokenizer on text files (or stdin).", cmd_train)
+    t.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="UTF-8 text files to train on; '-' reads standard input (read whole). Each file "
+        "is one unit: the split pattern never matches across two files.",
+    )
+    t.add_argument(
+        "--vocab-size",
+        type=int,
+        required=True,
+        metavar="N",
+        help="tokens in the result: 256 bytes + merges + special tokens (so at least 256 + the "
+        "number of special tokens)",
+    )
+    t.add_argument(
+        "-o", "--output", required=True, metavar="PATH", help="where to write the tokenizer"
+    )
+    t.add_argument(
+        "-f",
+        "--format",
+        choices=_FORMATS,
+        default="bpeds",
+        help="output format (default: bpeds JSON, which keeps everything); minbpe writes "
+        "PATH.model and PATH.vocab",
+    )
+    t.add_argument(
+        "--pattern",
+        metavar="P",
+        help="split pattern: gpt2, gpt4 (default), gpt4o, a regex, or none (no split)",
+    )
+    t.add_argument(
+        "--special-token",
+        action="append",
+        metavar="TEXT",
+        help="a special token (repeatable); ids follow the merges in the order given, and "
+        "its text is cut out of the training data",
+    )
+    t.add_argument(
+        "--preset",
+        choices=_PRESETS,
+        help="reproduce another trainer: minbpe-basic, minbpe-regex, hf (Hugging Face "
+        "BpeTrainer with ByteLevel), rustbpe",
+    )
+    t.add_argument(
+        "--score",
+        metavar="NAME",
+        help=f"what a merge maximises: {_SCORES} (default frequency), or a JSON object "
+        'such as \'{"name": "pmi", "min_count": 3}\'',
+    )
+    t.add_argument(
+        "--tie",
+        choices=_TIES,
+        help="which of equally scored pairs is merged first (default smallest_ids; minbpe: "
+        "leftmost; Hugging Face: hf)",
+    )
+    t.add_argument(
+        "--min-frequency",
+        type=int,
+        metavar="N",
+        help="never merge a pair seen fewer than N times (default 1)",
+    )
+    t.add_argument(
+        "--max-token-length",
+        type=int,
+        metavar="N",
+        help="never make a token longer than N bytes (default: no limit)",
+    )
+    t.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes that split and count the text (default 1; the merges do not depend on it)",
+    )
+    t.add_argument(
+        "--errors",
+        choices=("strict", "replace"),
+        default="strict",
+        help="invalid UTF-8 in the input: strict (default) stops with an error naming the "
+        "offset; replace reads it as U+FFFD",
+    )
+    t.add_argument("--force", action="store_true", help="replace output files that exist")
+    noise = t.add_mutually_exclusive_group()
+    noise.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing (no progress bar, no summary)"
+    )
+    noise.add_argument(
+        "--progress",
+        action="store_true",
+        help="always draw a progress bar on stderr (needs tqdm; by default a bar is drawn "
+        "when stderr is a terminal and tqdm is installed)",
+    )
+
+    e = command("encode", "Encode text to token ids.", cmd_encode)
+    e.add_argument("model", help="the tokenizer model file")
+    e.add_argument(
+        "text",
+        nargs="?",
+        help="the text to encode (default: read --input, or standard input; the text is "
+        "encoded exactly, a final newline included)",
+    )
+    e.add_argument(
+        "-i", "--input", metavar="FILE", help="read the text from FILE ('-': standard input)"
+    )
+    e.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("ids", "json", "tokens"),
+        default="ids",
+        help="ids: space-separated (default); json: a JSON list; tokens: one line per token, "
+        "id and rendered bytes",
+    )
+    e.add_argument(
+        "--allow-special",
+        action="append",
+        metavar="TEXT",
+        help="encode this special token's text as its id (repeatable; 'all' for every one). "
+        "Without it, special-token text in the input is an error (as in tiktoken)",
+    )
+    e.add_argument(
+        "--ordinary",
+        action="store_true",
+        help="encode special-token text as ordinary text",
+    )
+    e.add_argument(
+        "--errors",
+        choices=("strict", "replace"),
+        default="strict",
+        help="invalid UTF-8 in the input: strict (default) is an error; replace reads U+FFFD",
+    )
+
+    d = command("decode", "Decode token ids to text (written as raw bytes).", cmd_decode)
+    d.add_argument("model", help="the tokenizer model file")
+    d.add_argument(
+        "ids",
+        nargs="*",
+        type=int,
+        metavar="ID",
+        help="token ids (default: read --input or standard input: ids separated by "
+        "whitespace, or a JSON list)",
+    )
+    d.add_argument(
+        "-i", "--input", metavar="FILE", help="read the ids from FILE ('-': standard input)"
+    )
+
+    i = command(
+        "info",
+        "Show a model's vocabulary size, pattern, special tokens, options and longest tokens.",
+        cmd_info,
+    )
+    i.add_argument("model", help="the tokenizer model file")
+    i.add_argument(
+        "--top", type=int, default=5, metavar="N", help="list the N longest tokens (default 5)"
+    )
+    i.add_argument("--json", action="store_true", help="print the information as JSON")
+
+    x = command("export", "Write a model in another tool's format.", cmd_export)
+    x.add_argument("model", help="the tokenizer model file")
+    x.add_argument(
+        "-f",
+        "--format",
+        required=True,
+        choices=("minbpe", "hf", "tiktoken"),
+        help="minbpe: OUTPUT.model + OUTPUT.vocab; hf: a Hugging Face tokenizer.json; "
+        "tiktoken: a .tiktoken rank file (its pattern and special tokens are printed)",
+    )
+    x.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write")
+    x.add_argument("--force", action="store_true", help="replace output files that exist")
+
+    m = command("import", "Convert another tool's files to a bpeds model (JSON).", cmd_import)
+    m.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="FILE",
+        help="the file to convert (two files for hf-vocab: vocab.json merges.txt)",
+    )
+    m.add_argument(
+        "-f",
+        "--format",
+        required=True,
+        choices=("minbpe", "hf", "hf-vocab", "tiktoken"),
+        help="minbpe .model; hf: byte-level BPE tokenizer.json; hf-vocab: GPT-2 style "
+        "vocab.json + merges.txt; tiktoken: a .tiktoken rank file",
+    )
+    m.add_argument("-o", "--output", required=True, metavar="PATH", help="the bpeds model to write")
+    m.add_argument(
+        "--pattern",
+        metavar="P",
+        help="split pattern for formats that do not record one: required for tiktoken; "
+        "hf-vocab defaults to gpt2. gpt2, gpt4, gpt4o, a regex, or none",
+    )
+    m.add_argument(
+        "--special-token",
+        action="append",
+        type=_special_arg,
+        metavar="TEXT=ID",
+        help="a special token of a .tiktoken vocabulary (repeatable), e.g. '<|endoftext|>=100257'",
+    )
+    m.add_argument(
+        "--renumber",
+        action="store_true",
+        help="give tokens bpeds's ids (bytes 0..255 by value, then merges in order, then "
+        "special tokens) when the file numbers them otherwise (GPT-2's files do)",
+    )
+    m.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse, letting optional positionals follow options (``encode M --format json TEXT``).
+
+    argparse fills ``encode``'s optional TEXT and ``decode``'s IDs as soon as it
+    has seen MODEL, so a TEXT or IDs given after an option come back as
+    leftovers; they are put in place here. Anything else left over is an error.
+    """
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        command = getattr(args, "command", None)
+        if command == "encode" and args.text is None and len(extras) == 1:
+            if not extras[0].startswith("-"):
+                args.text = extras[0]
+                extras = []
+        elif command == "decode" and not args.ids:
+            try:
+                args.ids = [int(x) for x in extras]
+                extras = []
+            except ValueError:
+                pass
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``bpeds`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    parser = build_parser()
+    try:
+        args = _parse(parser, argv)
+    except SystemExit as exc:  # --help, --version, or a usage error
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    prog = f"bpeds {args.command}"
+    try:
+        return int(args.run(args))
+    except UsageError as exc:
+        _note(f"{prog}: error: {exc}")
+        return EXIT_USAGE
+    except DataError as exc:
+        _note(f"{prog}: error: {exc}")
+        return EXIT_DATA
+    except FileExistsError as exc:
+        _note(f"{prog}: error: {exc}".replace("pass overwrite=True", "pass --force"))
+        return EXIT_DATA
+    except FileNotFoundError as exc:
+        _note(f"{prog}: error: no such file: {exc.filename or exc}")
+        return EXIT_DATA
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_DATA
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        _note(f"{prog}: error: {where}{exc.strerror or exc}")
+        return EXIT_DATA
+    except ImportError as exc:
+        _note(f"{prog}: error: {exc}")
+        return EXIT_DATA
+    except (BpedsError, ValueError) as exc:
+        _note(f"{prog}: error: {exc}")
+        return EXIT_DATA
+    except KeyboardInterrupt:
+        _note(f"{prog}: interrupted")
+        return EXIT_INTERRUPTED
