@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bpeds.errors import BpedsError
 from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS
 from bpeds.testing.oracle import brute_force_merges
-from bpeds.tokenizer import Tokenizer, TokenizerError, UnknownTokenError
+from bpeds.tokenizer import Tokenizer, TokenizerError, UnknownTokenError, check_special_texts
 
 
 def test_defaults() -> None:
@@ -168,3 +168,24 @@ def test_equality_pickling_and_repr() -> None:
     assert repr(a) == "Tokenizer(merges=<1>, pattern='gpt2', special_tokens={'<s>': 257})"
     with pytest.raises(TypeError):
         hash(a)
+
+
+def _overlap_by_definition(texts: list[str]) -> bool:
+    for a in texts:
+        for b in texts:
+            if a is b or a in b or b in a:
+                continue
+            if any(a[-k:] == b[:k] for k in range(1, min(len(a), len(b)))):
+                return True
+    return False
+
+
+@settings(max_examples=300)
+@given(texts=st.lists(st.text(alphabet="ab<", min_size=1, max_size=6), unique=True, max_size=5))
+def test_overlap_check_equals_its_definition(texts: list[str]) -> None:
+    try:
+        check_special_texts(texts)
+    except TokenizerError:
+        assert _overlap_by_definition(texts)
+    else:
+        assert not _overlap_by_definition(texts)
