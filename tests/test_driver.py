@@ -76,7 +76,13 @@ MULTISETS: dict[str, Callable[..., Any]] = {
     "SortedMultiset": SortedMultiset,
     "CounterMultiset": CounterMultiset,
 }
-CORPORA = {"type": TypeCorpus, "sequence": SequenceCorpus}
+CORPORA: dict[str, Callable[..., Any]] = {
+    "type": TypeCorpus,
+    "sequence": SequenceCorpus,
+    "sequence-indexed-list": lambda chunks, groups=None: SequenceCorpus(
+        chunks, groups, structure="indexed_list"
+    ),
+}
 
 # Tiny alphabets and short chunks: many equal counts, many runs, many ties.
 chunk = st.lists(st.sampled_from(b"abc\xff"), min_size=0, max_size=10).map(bytes)
@@ -167,8 +173,8 @@ def test_min_count_and_max_token_length_equal_oracle(
 def test_type_and_sequence_mode_agree_with_minbpe_regex(text: str, merges: int) -> None:
     chunks = list(split(text, GPT4_PATTERN))
     want = minbpe_merges(text, merges, GPT4_PATTERN)
-    for corpus in (TypeCorpus(chunks), SequenceCorpus(chunks)):
-        got = [r.pair for r in train_merges(corpus, merges, tie="leftmost")]
+    for make in CORPORA.values():
+        got = [r.pair for r in train_merges(make(chunks), merges, tie="leftmost")]
         assert got == want
 
 
@@ -200,8 +206,9 @@ def test_wikipedia_example_leftmost_is_minbpe() -> None:
 def test_minbpe_basic_on_real_text() -> None:
     text = TEXT[:20000]
     want = minbpe_merges(text, 300, None)
-    got = [r.pair for r in train_merges(SequenceCorpus([text.encode()]), 300, tie="leftmost")]
-    assert got == want
+    for make in (CORPORA["sequence"], CORPORA["sequence-indexed-list"]):
+        got = [r.pair for r in train_merges(make([text.encode()]), 300, tie="leftmost")]
+        assert got == want
 
 
 def test_minbpe_regex_on_real_text() -> None:
@@ -305,6 +312,34 @@ def test_bad_options_are_rejected_clearly() -> None:
         TypeCorpus([[300]])
     with pytest.raises(ValueError, match="group labels"):
         TypeCorpus([b"ab"], groups=[0, 1])
+    with pytest.raises(ValueError, match="structure"):
+        SequenceCorpus([b"ab"], structure="rope")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="chunk"):
+        TypeCorpus(["text"])  # type: ignore[list-item]
+
+
+def test_array_sequence_invariants_hold_while_training() -> None:
+    """The arrays representation's own check() after every merge of a real run."""
+    corpus = SequenceCorpus([TEXT[:3000].encode(), b"", TEXT[3000:4000].encode()])
+    run = corpus.start("overlapping", False, lambda t: 1)
+    init = run.initial()
+    counts = dict(init.pairs)
+    from bpeds.corpus import MergeDeltas
+
+    new = 256
+    for _ in range(200):
+        if not counts:
+            break
+        pk = max(counts, key=lambda k: (counts[k], -k))
+        deltas = MergeDeltas(1)
+        run.merge(pk >> 32, pk & 0xFFFFFFFF, new, deltas)
+        for k, v in deltas.pairs.items():
+            counts[k] = counts.get(k, 0) + v
+            if not counts[k]:
+                del counts[k]
+        run.check()  # type: ignore[attr-defined]
+        new += 1
+    assert new > 256
 
 
 def test_options_are_recorded() -> None:
