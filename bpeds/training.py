@@ -20,6 +20,7 @@ Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -246,8 +247,9 @@ def train(
     >>> [tok.token_bytes(i) for i in range(256, 259)]
     [b'lo', b'low', b' low']
 
-    ``data``: a ``str`` (one unit), a path (``os.PathLike``: one file, one
-    unit), or an iterable of ``str`` items and paths (one unit each); see
+    ``data``: a ``str`` (one unit of text; a warning is given if it is also
+    the name of a file), a path (``os.PathLike``: one file, one unit), or an
+    iterable of ``str`` items and paths (one unit each); see
     :mod:`bpeds.io` for what a unit means and how files are streamed.
     ``vocab_size`` counts the 256 byte tokens, the merges and the special
     tokens: ``vocab_size - 256 - len(special_tokens)`` merges are learned
@@ -310,6 +312,7 @@ def train(
     if given_ids is not None:
         _special_ids(special_tokens, num_merges)
 
+    _warn_if_path_like_text(data)
     segments = iter_segments(
         data,
         pattern=source,
@@ -367,6 +370,22 @@ def train(
     if preset is not None:
         recorded["preset"] = preset
     return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded)
+
+
+def _warn_if_path_like_text(data: object) -> None:
+    """A lone short ``str`` naming an existing file is almost surely meant as a path."""
+    if isinstance(data, str) and 0 < len(data) < 4096 and "\n" not in data:
+        try:
+            is_file = os.path.isfile(data)
+        except (OSError, ValueError):
+            is_file = False
+        if is_file:
+            warnings.warn(
+                f"training on the text {data!r}, which is also the name of a file: a str is "
+                f"text; pass pathlib.Path({data!r}) to train on the file",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 def corpus_is_empty(corpus: Corpus) -> bool:

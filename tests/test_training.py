@@ -4,6 +4,8 @@ special tokens, workers, progress, errors."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -455,3 +457,36 @@ def test_no_warning_when_all_merges_are_learned() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         train(TEXT[:3000], 300)
+
+
+def test_a_str_naming_a_file_is_text_but_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "corpus.txt").write_text("lots of text " * 100, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match=r"pass pathlib.Path\('corpus.txt'\)"):
+        tok = train("corpus.txt", 256 + 3, pattern=None)
+    assert all(tok.token_bytes(256 + k) in b"corpus.txt" for k in range(3))
+    assert tok.token_bytes(256) == b".t"  # the name's own pairs, smallest ids first
+
+
+def test_merges_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    script = (
+        "import json, sys; from bpeds.training import train; "
+        "t = open(sys.argv[1], encoding='utf-8').read()[:20000]; "
+        "a = train(t, 456, tie='leftmost', special_tokens=['<|a|>', '<|b|>']); "
+        "b = train(t, 456, preset='hf'); print(json.dumps([a.merges, b.merges]))"
+    )
+    outs = []
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(DATA / "taylorswift.txt")],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outs.append(done.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    assert len(json.loads(outs[0])[0]) == 198
