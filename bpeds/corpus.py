@@ -157,6 +157,8 @@ class CorpusRun(Protocol):
 
     def first_position(self, pk: int) -> int | None: ...
 
+    def check(self) -> None: ...
+
 
 class Corpus(Protocol):
     """A corpus representation: anything that starts a :class:`CorpusRun`."""
@@ -472,6 +474,10 @@ class _TypeRun:
                         if row is None:
                             row = gd[k] = [0] * ngroups
                         row[g] += sign * v * c
+
+    def check(self) -> None:
+        """The pair index's own invariants. O(index size)."""
+        self.index.check()
 
     def first_position(self, pk: int) -> int | None:
         """Position of the pair's first occurrence: type id * stride + byte offset.
@@ -830,6 +836,10 @@ class _SequenceRun:
         for n in self.list.occurrences((pk >> PAIR_SHIFT, pk & PAIR_MASK)):
             return n.pos
         return None
+
+    def check(self) -> None:
+        """The list's own invariants. O(n)."""
+        self.list.check()
 
     def nodes(self) -> Iterator[ListNode[int]]:
         return iter(self.list)

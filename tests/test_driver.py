@@ -25,7 +25,13 @@ from bpeds.scoring.strategies import (
     LengthWeighted,
     LikelihoodGain,
 )
-from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, gpt2_byte_to_unicode
+from bpeds.scoring.ties import (
+    Leftmost,
+    Lexicographic,
+    SmallestIds,
+    TieRule,
+    gpt2_byte_to_unicode,
+)
 from bpeds.structures.baselines import CounterMultiset, HeapqMultiset, SortedMultiset
 from bpeds.structures.batched import Batched
 from bpeds.structures.heapy import Heapy
@@ -62,7 +68,7 @@ SCORES: dict[str, Callable[[], Score]] = {
     "user_parts": lambda: user_parts,
     "user_pair": UserPair,
 }
-TIES = {
+TIES: dict[str, Callable[[], TieRule]] = {
     "leftmost": Leftmost,
     "smallest_ids": SmallestIds,
     "hf_order": lambda: SmallestIds(list(reversed(range(256)))),
@@ -305,7 +311,7 @@ def test_bad_options_are_rejected_clearly() -> None:
     with pytest.raises(ValueError, match="unknown score"):
         MergeDriver(corpus, 1, score="nope")
     with pytest.raises(ValueError, match="counting"):
-        train_merges(corpus, 1, counting="sometimes")  # type: ignore[arg-type]
+        train_merges(corpus, 1, counting="sometimes")
     with pytest.raises(ValueError, match="overlapping only"):
         train_merges(SequenceCorpus([b"ab"]), 1, counting="non_overlapping")
     with pytest.raises(ValueError, match="bytes"):
@@ -337,7 +343,7 @@ def test_array_sequence_invariants_hold_while_training() -> None:
             counts[k] = counts.get(k, 0) + v
             if not counts[k]:
                 del counts[k]
-        run.check()  # type: ignore[attr-defined]
+        run.check()
         new += 1
     assert new > 256
 
