@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -197,6 +198,11 @@ def _save(tok: Tokenizer, fmt: str, output: str, force: bool) -> list[Path]:
     return [path]
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 merge``, ``2 merges``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _note(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -211,8 +217,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     specials: list[str] = args.special_token or []
     if args.vocab_size < 256 + len(specials):
         raise UsageError(
-            f"--vocab-size {args.vocab_size} is too small: it counts the 256 byte tokens and the "
-            f"{len(specials)} special token(s), so it must be at least {256 + len(specials)}"
+            f"--vocab-size {args.vocab_size} is too small: it counts the 256 byte tokens and "
+            f"{_count(len(specials), 'special token')}, so it must be at least "
+            f"{256 + len(specials)}"
         )
     units: list[Any] = []
     for item in args.inputs:
@@ -241,16 +248,20 @@ def cmd_train(args: argparse.Namespace) -> int:
         options["score"] = _score_arg(args.score)
     started = time.perf_counter()
     try:
-        tok = train(units, args.vocab_size, **options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            tok = train(units, args.vocab_size, **options)
     except (InvalidTextError, OSError, ImportError):
         raise
     except (ValueError, TypeError) as exc:  # train checks its arguments before reading data
         raise UsageError(str(exc)) from None
+    for w in caught:
+        _note(f"bpeds train: warning: {w.message}")
     seconds = time.perf_counter() - started
     written = _save(tok, args.format, args.output, args.force)
     if not args.quiet:
         _note(
-            f"bpeds train: {tok.num_merges} merges, vocab size {tok.vocab_size}, in "
+            f"bpeds train: {_count(tok.num_merges, 'merge')}, vocab size {tok.vocab_size}, in "
             f"{seconds:.1f} s; wrote {', '.join(str(p) for p in written)}"
         )
     return EXIT_OK
@@ -373,8 +384,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         return EXIT_OK
     specials = info["special_tokens"]
     lines = [
-        f"vocab size:      {info['vocab_size']} (256 bytes + {info['merges']} merges + "
-        f"{len(specials)} special tokens)",
+        f"vocab size:      {info['vocab_size']} (256 bytes + {_count(info['merges'], 'merge')}"
+        f" + {_count(len(specials), 'special token')})",
         f"largest id:      {info['max_token_id']}",
         f"pattern:         {info['pattern']}",
         "special tokens:  "
@@ -448,7 +459,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
     tok.save(args.output, overwrite=args.force)
     _note(
-        f"bpeds import: {tok.num_merges} merges, {len(tok.special_tokens)} special tokens; "
+        f"bpeds import: {_count(tok.num_merges, 'merge')}, "
+        f"{_count(len(tok.special_tokens), 'special token')}; "
         f"wrote {args.output}"
     )
     return EXIT_OK
@@ -583,7 +595,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--force", action="store_true", help="replace output files that exist")
     noise = t.add_mutually_exclusive_group()
     noise.add_argument(
-        "-q", "--quiet", action="store_true", help="print nothing (no progress bar, no summary)"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print no progress bar and no summary (warnings and errors still)",
     )
     noise.add_argument(
         "--progress",
