@@ -194,7 +194,7 @@ GOOD = "minbpe v1\n\\w+\n1\n<|e|> 258\n97 97\n256 97\n"
         ("minbpe v1\n\n-1\n", "must be a non-negative integer"),
         ("minbpe v1\n\n\u0663\n", "must be a non-negative integer"),  # Arabic-Indic 3
         ("minbpe v1\n\n9" + "9" * 30 + "\n", "implausibly large"),
-        ("minbpe v1\n\n2\n<a> 256\n", "announces 2 special tokens but only 1"),
+        ("minbpe v1\n\n2\n<a> 256\n", "announces 2 special tokens but only 1 line follows"),
         ("minbpe v1\n\n1\n<a>\n", "line 4: a special token line"),
         ("minbpe v1\n\n1\n<a> x\n", "a special token's id must be"),
         ("minbpe v1\n\n2\n<a> 256\n<a> 257\n", "line 5: special token '<a>' is given twice"),

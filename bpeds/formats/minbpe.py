@@ -232,7 +232,7 @@ def parse_minbpe_model(text: str, *, source: str = "<string>") -> Tokenizer:
     if count > len(lines) - 3:
         raise FormatError(
             f"{source} is truncated: line 3 announces {count} special tokens but only "
-            f"{len(lines) - 3} lines follow"
+            f"{len(lines) - 3} {'line follows' if len(lines) == 4 else 'lines follow'}"
         )
     specials: dict[str, int] = {}
     owner: dict[int, str] = {}
