@@ -29,7 +29,7 @@ to the merged tokens; ``GLOBAL`` when totals can raise: all pairs).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,10 +211,12 @@ class MergeDriver:
                 heap.update(k, p)
 
         drop_dead = self.drop_dead
-        # The common case (frequency, no length cap) has positive int priorities computed
-        # inline, without a call per pair.
-        positive_ints = fast_count and max_len is None
+        # The common case (frequency, no length cap): priorities are ints > 0, computed
+        # inline while the count changes are applied, in one pass. count() is 0 for an
+        # absent key, so one lookup answers "absent or lower".
+        one_pass = fast_count and max_len is None
         heap_count, heap_update, heap_discard = heap.count, heap.update, heap.discard
+        counts_get, pos_lb_get = counts.get, pos_lb.get
         done = 0
         while done < self.num_merges:
             # 1. select: re-validate the top until its stored priority is exact.
@@ -249,9 +251,33 @@ class MergeDriver:
             if deltas.first_positions:
                 pos_lb.update(deltas.first_positions)
 
-            # 3. update statistics.
+            # 3. update statistics (and, for plain counts, the heap in the same pass).
             pair_sum = 0
-            for pk, dv in deltas.pairs.items():
+            if one_pass:
+                # A count that fell needs no heap work (the stored priority is an upper
+                # bound); a count that rose is pushed; a pair that died is dropped.
+                for pk, dv in deltas.pairs.items():
+                    if dv > 0:
+                        c = counts_get(pk, 0) + dv
+                        counts[pk] = c
+                        if c >= min_count:
+                            p = (c << shift) - pos_lb_get(pk, 0) if leftmost else c
+                            if heap_count(pk) < p:
+                                heap_update(pk, p)
+                    elif dv < 0:
+                        c = counts[pk] + dv
+                        if c > 0:
+                            counts[pk] = c
+                        elif c == 0:
+                            del counts[pk]
+                            if leftmost:
+                                pos_lb.pop(pk, None)
+                            if drop_dead:
+                                heap_discard(pk)
+                        else:  # pragma: no cover - would be a representation bug
+                            raise InvariantError(f"pair count went negative: {pk}", {"count": c})
+                    pair_sum += dv
+            for pk, dv in () if one_pass else deltas.pairs.items():
                 if not dv:
                     continue
                 pair_sum += dv
@@ -293,13 +319,14 @@ class MergeDriver:
                 gbytes,
             )
 
-            # 4. re-score what can have changed.
+            # 4. re-score what can have changed (plain counts were handled in step 3).
             score.begin_step(stats)
-            rescore: Any
-            if before is not None and score.totals_can_raise(before, totals()):
+            rescore: Iterable[int]
+            if one_pass:
+                rescore = ()
+            elif before is not None and score.totals_can_raise(before, totals()):
                 rescore = list(counts)
-                heap_keys = [pk for pk in heap if pk not in counts]
-                for pk in heap_keys:
+                for pk in [pk for pk in heap if pk not in counts]:
                     heap.discard(pk)
             elif want_groups or want_parts:
                 rescore = set(deltas.pairs)
@@ -310,30 +337,14 @@ class MergeDriver:
                         rescore.update(adj.get(tok, ()))
             else:
                 rescore = deltas.pairs  # keys are unique already
-            # A priority that fell needs no heap work: the stored one is still an upper
-            # bound, and re-validation fixes it if it ever reaches the top. Only rises
-            # (and new pairs) must be pushed now. Pairs that died are dropped eagerly
-            # when `drop_dead` is set, which keeps the heap small.
-            if positive_ints:
-                # Priorities are ints > 0 here, and count() is 0 for an absent key, so one
-                # lookup answers "absent or lower".
-                for pk in rescore:
-                    c = counts.get(pk, 0)
-                    if c < min_count:
-                        if drop_dead and not c:
-                            heap_discard(pk)
-                        continue
-                    p = c if not leftmost else (c << shift) - pos_lb.get(pk, 0)
-                    if heap_count(pk) < p:
-                        heap_update(pk, p)
-            else:
-                for pk in rescore:
-                    p = priority(pk, False)
-                    if p is None:
-                        if drop_dead and pk not in counts:
-                            heap.discard(pk)
-                    elif pk not in heap or heap.count(pk) < p:
-                        heap.update(pk, p)
+            # As in step 3: only rises are pushed; a fall leaves an upper bound behind.
+            for pk in rescore:
+                p = priority(pk, False)
+                if p is None:
+                    if drop_dead and pk not in counts:
+                        heap.discard(pk)
+                elif pk not in heap or heap.count(pk) < p:
+                    heap.update(pk, p)
 
             done += 1
             self.records.append(record)
