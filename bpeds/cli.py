@@ -45,7 +45,7 @@ from bpeds.formats import (
     save_minbpe,
     save_tiktoken,
 )
-from bpeds.formats.minbpe import render_token
+from bpeds.formats.minbpe import minbpe_paths, render_token
 from bpeds.formats.tiktoken_format import NO_SPLIT_PATTERN
 from bpeds.pretokenize import PATTERNS
 from bpeds.tokenizer import Tokenizer
@@ -167,9 +167,7 @@ def _check_new(paths: Sequence[Path], force: bool) -> None:
 def _outputs(fmt: str, output: str) -> list[Path]:
     """The files that saving in ``fmt`` to ``output`` writes."""
     if fmt == "minbpe":
-        p = Path(output)
-        prefix = p.with_suffix("") if p.suffix == ".model" else p
-        return [prefix.with_name(prefix.name + ".model"), prefix.with_name(prefix.name + ".vocab")]
+        return list(minbpe_paths(output))
     return [Path(output)]
 
 
@@ -771,8 +769,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_DATA
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so the exit flush does not fail again
+        except (OSError, ValueError):
+            pass
         return EXIT_DATA
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""

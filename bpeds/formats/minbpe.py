@@ -42,6 +42,7 @@ __all__ = [
     "MINBPE_VERSION",
     "load_minbpe",
     "minbpe_model_text",
+    "minbpe_paths",
     "minbpe_vocab_text",
     "parse_minbpe_model",
     "render_token",
@@ -145,9 +146,15 @@ def minbpe_vocab_text(tok: Tokenizer) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _prefix(file_prefix: PathLike) -> Path:
+def minbpe_paths(file_prefix: PathLike) -> tuple[Path, Path]:
+    """The ``.model`` and ``.vocab`` paths :func:`save_minbpe` writes for ``file_prefix``.
+
+    >>> [p.name for p in minbpe_paths("toy")], [p.name for p in minbpe_paths("toy.model")]
+    (['toy.model', 'toy.vocab'], ['toy.model', 'toy.vocab'])
+    """
     p = Path(file_prefix)
-    return p.with_suffix("") if p.suffix == ".model" else p
+    prefix = p.with_suffix("") if p.suffix == ".model" else p
+    return prefix.with_name(prefix.name + ".model"), prefix.with_name(prefix.name + ".vocab")
 
 
 def save_minbpe(
@@ -162,11 +169,9 @@ def save_minbpe(
     Raises :class:`FormatError` for what the format cannot hold.
     Complexity: O(total bytes of all tokens).
     """
-    prefix = _prefix(file_prefix)
+    model_path, vocab_path = minbpe_paths(file_prefix)
     model = minbpe_model_text(tok).encode("utf-8")
     vocab = minbpe_vocab_text(tok).encode("utf-8")
-    model_path = prefix.with_name(prefix.name + ".model")
-    vocab_path = prefix.with_name(prefix.name + ".vocab")
     write_files([(model_path, model), (vocab_path, vocab)], overwrite=overwrite)
     return model_path, vocab_path
 
