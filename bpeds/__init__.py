@@ -15,6 +15,7 @@ from __future__ import annotations
 from bpeds.driver import MergeDriver, MergeRecord, train_merges
 from bpeds.encoder import SpecialTokenError, UnknownTokenError
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
+from bpeds.formats import FormatError
 from bpeds.io import InvalidTextError
 from bpeds.persist import ModelFormatError
 from bpeds.tokenizer import Tokenizer, TokenizerError
@@ -25,6 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BpedsError",
     "EmptyError",
+    "FormatError",
     "InvalidTextError",
     "InvariantError",
     "MergeDriver",
