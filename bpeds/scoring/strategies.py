@@ -60,7 +60,19 @@ class LengthWeighted(Score):
         return {"alpha": self.alpha}
 
 
-class PMI(Score):
+class _MinCount(Score):
+    """A score with a ``min_count``: pairs seen fewer times are not eligible."""
+
+    def __init__(self, min_count: int = 1) -> None:
+        if not (isinstance(min_count, int) and min_count >= 1):
+            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+        self.min_count = min_count
+
+    def options(self) -> dict[str, Any]:
+        return {"min_count": self.min_count}
+
+
+class PMI(_MinCount):
     """``count / (c(left) * c(right))``, for pairs seen at least ``min_count`` times.
 
     The WordPiece training score. ``PARTS`` class: it reads the unigram counts
@@ -71,18 +83,10 @@ class PMI(Score):
     name = "pmi"
     depends = Dependency.PARTS
 
-    def __init__(self, min_count: int = 1) -> None:
-        if min_count < 1:
-            raise ValueError(f"min_count must be >= 1, got {min_count!r}")
-        self.min_count = min_count
-
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
             return None
         return count / (stats.unigram(left) * stats.unigram(right))
-
-    def options(self) -> dict[str, Any]:
-        return {"min_count": self.min_count}
 
 
 class WordPiece(PMI):
@@ -91,7 +95,7 @@ class WordPiece(PMI):
     name = "wordpiece"
 
 
-class LikelihoodGain(Score):
+class LikelihoodGain(_MinCount):
     """Gain in corpus log-likelihood under a unigram model if the pair is merged.
 
     With ``k = count``, the merge turns ``k`` pairs into ``k`` new tokens: ``N``
@@ -110,11 +114,6 @@ class LikelihoodGain(Score):
 
     name = "likelihood_gain"
     depends = Dependency.GLOBAL
-
-    def __init__(self, min_count: int = 1) -> None:
-        if min_count < 1:
-            raise ValueError(f"min_count must be >= 1, got {min_count!r}")
-        self.min_count = min_count
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
@@ -141,11 +140,8 @@ class LikelihoodGain(Score):
     def totals_can_raise(self, before: Totals, after: Totals) -> bool:
         return after.tokens > before.tokens
 
-    def options(self) -> dict[str, Any]:
-        return {"min_count": self.min_count}
 
-
-class NPMI(Score):
+class NPMI(_MinCount):
     """Normalised PMI: ``log(p(lr) / (p(l) p(r))) / -log p(lr)``, in ``[-1, 1]``.
 
     ``p(lr) = count / P`` and ``p(t) = c(t) / N``. Pairs seen fewer than
@@ -157,11 +153,6 @@ class NPMI(Score):
     name = "npmi"
     depends = Dependency.GLOBAL
 
-    def __init__(self, min_count: int = 1) -> None:
-        if min_count < 1:
-            raise ValueError(f"min_count must be >= 1, got {min_count!r}")
-        self.min_count = min_count
-
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
             return None
@@ -172,9 +163,6 @@ class NPMI(Score):
         n = totals.tokens
         pmi = math.log(p_pair * n * n / (stats.unigram(left) * stats.unigram(right)))
         return pmi / -math.log(p_pair)
-
-    def options(self) -> dict[str, Any]:
-        return {"min_count": self.min_count}
 
 
 def worst_group(totals: Totals) -> int:
