@@ -360,7 +360,12 @@ class _TypeRun:
         words, counts = self.words, self.counts
         fresh: dict[int, list[int]] = {}
         total = 0
-        for t in self.index.live(pk, unique=False):
+        # After this merge the pair occurs nowhere, so its whole list is taken and dropped:
+        # the loop below checks each type itself, so no predicate call per entry is needed.
+        index = self.index
+        types = index.raw(pk)
+        index.discard(pk)
+        for t in types:
             w = words[t]
             last = len(w) - 1
             try:
@@ -436,7 +441,9 @@ class _TypeRun:
         want_groups = self.want_groups
         ngroups = self.num_groups
         add = self.index.add
-        for t in self.index.live(pk, unique=False):
+        types = self.index.raw(pk)
+        self.index.discard(pk)
+        for t in types:
             w = words[t]
             res: list[int] = []
             n = len(w)
