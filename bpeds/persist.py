@@ -27,17 +27,18 @@ that is slow to match is only slow when encoding.
 Writing (:func:`save`) goes to a temporary file in the same directory, which
 is flushed, synced and then moved into place, so a reader never sees a half
 written file. An existing file is never replaced unless ``overwrite=True``.
-A new file gets mode 0644 (a replaced file keeps its mode).
+A new file gets the usual mode, 0o666 minus the umask (0644 with the common
+umask 022); a replaced file keeps its mode. The formats of
+:mod:`bpeds.formats` are written the same way (:func:`bpeds._files.write_files`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
-import tempfile
 from typing import Any
 
+from bpeds._files import write_files
 from bpeds.errors import BpedsError
 from bpeds.tokenizer import Tokenizer
 
@@ -205,39 +206,8 @@ def save(tokenizer: Tokenizer, path: str | os.PathLike[str], *, overwrite: bool 
     is then linked (``overwrite=False``: fails if ``path`` exists, even if it
     appeared meanwhile) or renamed (``overwrite=True``) into place. Raises
     ``FileExistsError`` when ``path`` exists and ``overwrite`` is false;
-    ``OSError`` when the directory cannot be written. Nothing is left behind
-    on failure.
+    ``OSError`` when the directory cannot be written (``FileNotFoundError``
+    when it does not exist). Nothing is left behind on failure. A new file
+    gets mode 0o666 minus the umask; a replaced file keeps its mode.
     """
-    target = os.fspath(path)
-    text = dumps(tokenizer) + "\n"
-    if not overwrite and os.path.lexists(target):
-        raise FileExistsError(f"{target} exists; pass overwrite=True to replace it")
-    directory = os.path.dirname(os.path.abspath(target))
-    mode = 0o644
-    if overwrite and os.path.exists(target):
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if overwrite:
-            os.replace(tmp, target)
-        else:
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                raise FileExistsError(
-                    f"{target} exists; pass overwrite=True to replace it"
-                ) from None
-            except OSError:  # no hard links here: fall back to check-then-rename
-                if os.path.lexists(target):
-                    raise FileExistsError(
-                        f"{target} exists; pass overwrite=True to replace it"
-                    ) from None
-                os.replace(tmp, target)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+    write_files([(path, (dumps(tokenizer) + "\n").encode("utf-8"))], overwrite=overwrite)

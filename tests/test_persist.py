@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bpeds.formats import save_hf, save_minbpe, save_tiktoken
 from bpeds.persist import ModelFormatError, dumps, load, loads, save
 from bpeds.tokenizer import Tokenizer
 from bpeds.training import train
@@ -56,7 +59,54 @@ def test_save_refuses_to_overwrite_and_is_atomic(tmp_path: Path) -> None:
     other = Tokenizer([(97, 98)])
     save(other, str(tmp_path / "b.json"))
     assert load(tmp_path / "b.json") == other
-    assert oct(os.stat(tmp_path / "b.json").st_mode & 0o777) == "0o644"
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(tmp_path / "b.json").st_mode) == 0o666 & ~umask
+
+
+def _save_bpeds(tok: Tokenizer, path: Path, overwrite: bool) -> None:
+    save(tok, path, overwrite=overwrite)
+
+
+def _save_minbpe(tok: Tokenizer, path: Path, overwrite: bool) -> None:
+    save_minbpe(tok, path.with_suffix(""), overwrite=overwrite)
+
+
+def _save_hf(tok: Tokenizer, path: Path, overwrite: bool) -> None:
+    save_hf(tok, path, overwrite=overwrite)
+
+
+def _save_tiktoken(tok: Tokenizer, path: Path, overwrite: bool) -> None:
+    save_tiktoken(tok, path, overwrite=overwrite)
+
+
+@pytest.mark.parametrize(
+    ("writer", "name"),
+    [
+        (_save_bpeds, "t.json"),
+        (_save_minbpe, "t.model"),
+        (_save_hf, "tokenizer.json"),
+        (_save_tiktoken, "t.tiktoken"),
+    ],
+)
+def test_every_writer_follows_one_file_mode_rule(
+    tmp_path: Path, writer: Callable[[Tokenizer, Path, bool], None], name: str
+) -> None:
+    """New files: 0o666 minus the umask; a replaced file keeps its mode."""
+    tok = Tokenizer([(97, 98)])
+    path = tmp_path / name
+    saved = os.umask(0o027)
+    try:
+        writer(tok, path, False)
+    finally:
+        os.umask(saved)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    path.chmod(0o604)
+    writer(tok, path, True)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o604
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        writer(tok, path, False)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
 def test_a_failed_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,7 @@
-"""What the format modules share: the error type, atomic writes, text reading, a BPE.
+"""What the format modules share: the error type, text reading, a BPE.
+
+Files are written with :func:`bpeds._files.write_files` (atomic, no overwrite
+unless asked), as :mod:`bpeds.persist` writes them.
 
 Not public API: :mod:`bpeds.formats` re-exports :class:`FormatError` and the
 readers/writers; the helpers here may change.
@@ -8,9 +11,7 @@ from __future__ import annotations
 
 import heapq
 import os
-import stat
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,6 @@ __all__ = [
     "decode_utf8",
     "distinct_token_bytes",
     "read_bytes",
-    "write_files",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -95,84 +95,6 @@ def distinct_token_bytes(tok: Tokenizer, target: str) -> list[bytes]:
                 )
             first[b] = i
     return out
-
-
-def _umask() -> int:
-    """The process umask (read by setting and restoring it; cached)."""
-    global _UMASK
-    if _UMASK is None:
-        _UMASK = os.umask(0o022)
-        os.umask(_UMASK)
-    return _UMASK
-
-
-_UMASK: int | None = None
-
-
-def write_files(files: Iterable[tuple[PathLike, bytes]], *, overwrite: bool) -> list[Path]:
-    """Write each ``(path, data)`` atomically: a temporary file in the same
-    directory, flushed, then renamed over ``path``.
-
-    Unless ``overwrite``, an existing target raises ``FileExistsError`` before
-    anything is written (checked for every file first, so a refusal leaves no
-    half-written set). A missing directory raises ``FileNotFoundError``. A
-    reader never sees a partial file; a crash leaves at most a stray
-    ``.<name>.*.tmp`` file. New files get the usual permissions (0o666 minus
-    the umask), not the temporary file's private ones; a replaced file keeps
-    its mode. Complexity: O(bytes).
-    """
-    items = [(Path(p), data) for p, data in files]
-    for p, _ in items:
-        if not p.parent.is_dir():
-            raise FileNotFoundError(f"cannot write {p}: directory {p.parent} does not exist")
-        if p.is_dir():
-            raise IsADirectoryError(f"cannot write {p}: it is a directory")
-        if not overwrite and os.path.lexists(p):
-            raise FileExistsError(
-                f"{p} already exists; pass overwrite=True (--force on the command line) "
-                "to replace it"
-            )
-    for p, data in items:
-        mode = 0o666 & ~_umask()
-        if overwrite and p.exists():
-            mode = stat.S_IMODE(p.stat().st_mode)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, mode)
-            if overwrite:
-                os.replace(tmp, p)
-            else:
-                _rename_no_clobber(tmp, p)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    return [p for p, _ in items]
-
-
-def _rename_no_clobber(tmp: str, target: Path) -> None:
-    """Move ``tmp`` to ``target`` unless ``target`` appeared meanwhile.
-
-    A hard link fails atomically when the target exists; filesystems without
-    hard links fall back to a check and a rename.
-    """
-    try:
-        os.link(tmp, target)
-    except FileExistsError:
-        raise FileExistsError(
-            f"{target} was created while writing it; pass overwrite=True to replace it"
-        ) from None
-    except OSError:
-        if os.path.lexists(target):
-            raise FileExistsError(
-                f"{target} already exists; pass overwrite=True to replace it"
-            ) from None
-        os.replace(tmp, target)
-        return
-    os.unlink(tmp)
 
 
 #: ``rank(left, right, start, mid, end)`` -> ``(rank, new_id)`` of merging the

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bpeds._files import write_files
 from bpeds.formats._common import (
     FormatError,
     PathLike,
@@ -57,7 +58,6 @@ from bpeds.formats._common import (
     decode_utf8,
     distinct_token_bytes,
     read_bytes,
-    write_files,
 )
 from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
 from bpeds.scoring.ties import gpt2_byte_to_unicode

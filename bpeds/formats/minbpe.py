@@ -27,13 +27,13 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+from bpeds._files import write_files
 from bpeds.formats._common import (
     FormatError,
     PathLike,
     build_tokenizer,
     decode_utf8,
     read_bytes,
-    write_files,
 )
 from bpeds.pretokenize import PATTERNS
 from bpeds.tokenizer import Tokenizer

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bpeds._files import write_files
 from bpeds.formats._common import (
     FormatError,
     PathLike,
@@ -35,7 +36,6 @@ from bpeds.formats._common import (
     build_tokenizer,
     distinct_token_bytes,
     read_bytes,
-    write_files,
 )
 from bpeds.tokenizer import Tokenizer
 
