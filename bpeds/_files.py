@@ -11,7 +11,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["write_files"]
+__all__ = ["check_targets", "write_files"]
 
 _OPEN_FLAGS = (
     os.O_WRONLY
@@ -44,16 +44,25 @@ def write_files(
     replaced file keeps its mode. Complexity: O(bytes).
     """
     items = [(Path(p), data) for p, data in files]
-    for p, _ in items:
+    check_targets([p for p, _ in items], overwrite=overwrite)
+    for p, data in items:
+        _write_one(p, data, overwrite)
+    return [p for p, _ in items]
+
+
+def check_targets(paths: Iterable[str | os.PathLike[str]], *, overwrite: bool) -> None:
+    """Raise as :func:`write_files` would before writing anything to ``paths``.
+
+    ``FileNotFoundError`` for a missing directory, ``FileExistsError`` for an
+    existing path without ``overwrite``, ``IsADirectoryError`` for a directory.
+    """
+    for p in map(Path, paths):
         if not p.parent.is_dir():
             raise FileNotFoundError(f"cannot write {p}: directory {p.parent} does not exist")
         if not overwrite and os.path.lexists(p):
             raise FileExistsError(f"{p} already exists; pass overwrite=True to replace it")
         if p.is_dir():
             raise IsADirectoryError(f"cannot write {p}: it is a directory")
-    for p, data in items:
-        _write_one(p, data, overwrite)
-    return [p for p, _ in items]
 
 
 def _write_one(p: Path, data: bytes, overwrite: bool) -> None:

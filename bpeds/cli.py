@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from bpeds import __version__
+from bpeds._files import check_targets
 from bpeds.errors import BpedsError
 from bpeds.formats import (
-    FormatError,
-    from_hf_json,
     load_hf,
     load_hf_vocab_merges,
     load_minbpe,
+    load_model,
     load_tiktoken,
     rank_rule_conflicts,
     save_hf,
@@ -115,53 +115,14 @@ def _pattern_label(pattern: str | None) -> str:
     return pattern
 
 
-def load_model(path: str) -> Tokenizer:
-    """Read a model file of any kind ``bpeds`` recognises from its contents.
-
-    bpeds JSON (``"format": "bpeds"``), a Hugging Face ``tokenizer.json``
-    (an object with a ``model``; ids must already follow bpeds's numbering), or
-    a minbpe ``.model`` (first line ``minbpe v1``). Anything else raises
-    :class:`DataError` saying how to convert it.
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise DataError(f"{path} is a directory, not a model file")
-    data = p.read_bytes()
-    head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
-    if head.startswith(b"minbpe v1"):
-        return load_minbpe(p)
-    if head.startswith(b"{"):
-        try:
-            obj = json.loads(data.decode("utf-8-sig"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"{path} is not a valid model: not valid JSON ({exc})") from None
-        if isinstance(obj, dict) and obj.get("format") == "bpeds":
-            return Tokenizer.load(p)
-        if isinstance(obj, dict) and "model" in obj:
-            try:
-                return from_hf_json(obj, source=path)
-            except FormatError as exc:
-                raise DataError(
-                    f"{exc}\n(to use another tokenizer.json, convert it first: "
-                    f"bpeds import --format hf --renumber {path} -o model.json)"
-                ) from None
-        raise DataError(
-            f'{path} is JSON but neither a bpeds model (no "format": "bpeds") nor a '
-            'Hugging Face tokenizer.json (no "model")'
-        )
-    raise DataError(
-        f"{path} is not a model bpeds can read (bpeds JSON, Hugging Face tokenizer.json or "
-        "minbpe .model); convert a .tiktoken file or vocab.json + merges.txt with 'bpeds import'"
-    )
-
-
 def _check_new(paths: Sequence[Path], force: bool) -> None:
-    """Refuse before any work when an output exists and ``--force`` was not given."""
-    for p in paths:
-        if not force and os.path.lexists(p):
-            raise DataError(f"{p} already exists; pass --force to replace it")
-        if not p.parent.is_dir():
-            raise DataError(f"cannot write {p}: directory {p.parent} does not exist")
+    """Refuse before any work when an output exists and ``--force`` was not given
+    (the ``FileExistsError`` says to pass ``--force``, see :func:`main`), or when
+    its directory does not exist."""
+    try:
+        check_targets(paths, overwrite=force)
+    except FileNotFoundError as exc:
+        raise DataError(str(exc)) from None
 
 
 def _outputs(fmt: str, output: str) -> list[Path]:

@@ -25,6 +25,7 @@ from bpeds.formats import (
     load_hf,
     load_hf_vocab_merges,
     load_minbpe,
+    load_model,
     load_tiktoken,
     parse_minbpe_model,
     rank_rule_conflicts,
@@ -226,6 +227,33 @@ def test_minbpe_reads_other_line_endings_and_trailing_blank_lines(tmp_path: Path
         r"\w+",
         {"<|e|>": 258},
     )
+
+
+def test_load_model_recognises_each_kind_from_the_contents(tmp_path: Path) -> None:
+    tok = Tokenizer([(97, 98), (256, 99)], pattern=PATTERNS["gpt2"], special_tokens={"<s>": 258})
+    tok.save(tmp_path / "bpeds.json")
+    save_hf(tok, tmp_path / "hf.model")  # the name says nothing: the contents do
+    model, _ = save_minbpe(tok, tmp_path / "m")
+    (model.parent / "m.json").write_bytes(model.read_bytes())
+    assert load_model(tmp_path / "bpeds.json") == tok
+    for path in (tmp_path / "hf.model", tmp_path / "m.json"):
+        back = load_model(path)
+        assert (back.merges, back.pattern, back.special_tokens) == (
+            tok.merges,
+            tok.pattern,
+            tok.special_tokens,
+        )
+    (tmp_path / "t.tiktoken").write_bytes(b"YQ== 97\n")
+    (tmp_path / "other.json").write_text('{"hello": 1}')
+    for name, message in [
+        ("t.tiktoken", "not a model bpeds can read"),
+        ("other.json", "neither a bpeds model"),
+        (".", "is a directory"),
+    ]:
+        with pytest.raises(FormatError, match=message):
+            load_model(tmp_path / name)
+    with pytest.raises(FileNotFoundError):
+        load_model(tmp_path / "missing.json")
 
 
 def test_minbpe_unreadable_files(tmp_path: Path) -> None:

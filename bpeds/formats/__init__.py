@@ -1,8 +1,14 @@
-"""Other tools' file formats: minbpe, Hugging Face ``tokenizers``, tiktoken."""
+"""Other tools' file formats: minbpe, Hugging Face ``tokenizers``, tiktoken.
+
+:func:`load_model` reads any model file the ``bpeds`` command reads,
+recognising its kind from the contents.
+"""
 
 from __future__ import annotations
 
-from bpeds.formats._common import FormatError
+import json
+
+from bpeds.formats._common import FormatError, PathLike, decode_utf8, read_bytes
 from bpeds.formats.hf import (
     from_hf_json,
     hf_tokenizer_json,
@@ -12,7 +18,12 @@ from bpeds.formats.hf import (
     save_hf,
     to_hf,
 )
-from bpeds.formats.minbpe import load_minbpe, parse_minbpe_model, save_minbpe
+from bpeds.formats.minbpe import (
+    MINBPE_VERSION,
+    load_minbpe,
+    parse_minbpe_model,
+    save_minbpe,
+)
 from bpeds.formats.tiktoken_format import (
     from_tiktoken_encoding,
     from_tiktoken_ranks,
@@ -21,6 +32,7 @@ from bpeds.formats.tiktoken_format import (
     tiktoken_ranks,
     to_tiktoken,
 )
+from bpeds.tokenizer import Tokenizer
 
 __all__ = [
     "FormatError",
@@ -31,6 +43,7 @@ __all__ = [
     "load_hf",
     "load_hf_vocab_merges",
     "load_minbpe",
+    "load_model",
     "load_tiktoken",
     "parse_minbpe_model",
     "rank_rule_conflicts",
@@ -41,3 +54,47 @@ __all__ = [
     "to_hf",
     "to_tiktoken",
 ]
+
+
+def load_model(path: PathLike) -> Tokenizer:
+    """Read a model file of any kind recognised from its contents.
+
+    bpeds JSON (``"format": "bpeds"``, see :mod:`bpeds.persist`), a Hugging
+    Face ``tokenizer.json`` (an object with a ``model``; its ids must already
+    follow bpeds's numbering, else use :func:`load_hf` with ``renumber=True``),
+    or a minbpe ``.model`` (first line ``minbpe v1``). These are the files every
+    ``bpeds`` command that takes a MODEL reads.
+
+    A missing file raises ``FileNotFoundError``; a corrupt bpeds JSON file,
+    :class:`~bpeds.persist.ModelFormatError`; anything else wrong (another kind
+    of file, a corrupt file of these kinds), :class:`FormatError` saying how to
+    convert it. Complexity: that of the reader for its kind.
+    """
+    where = str(path)
+    data = read_bytes(path, "a model file")
+    head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(MINBPE_VERSION.encode()):
+        return parse_minbpe_model(decode_utf8(data, where), source=where)
+    if head.startswith(b"{"):
+        try:
+            obj = json.loads(data.decode("utf-8-sig"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise FormatError(f"{where} is not a valid model: not valid JSON ({exc})") from None
+        if isinstance(obj, dict) and obj.get("format") == "bpeds":
+            return Tokenizer.load(path)
+        if isinstance(obj, dict) and "model" in obj:
+            try:
+                return from_hf_json(obj, source=where)
+            except FormatError as exc:
+                raise FormatError(
+                    f"{exc}\n(to use another tokenizer.json, convert it first: "
+                    f"bpeds import --format hf --renumber {where} -o model.json)"
+                ) from None
+        raise FormatError(
+            f'{where} is JSON but neither a bpeds model (no "format": "bpeds") nor a '
+            'Hugging Face tokenizer.json (no "model")'
+        )
+    raise FormatError(
+        f"{where} is not a model bpeds can read (bpeds JSON, Hugging Face tokenizer.json or "
+        "minbpe .model); convert a .tiktoken file or vocab.json + merges.txt with 'bpeds import'"
+    )
