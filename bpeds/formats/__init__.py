@@ -6,9 +6,13 @@ recognising its kind from the contents.
 
 from __future__ import annotations
 
-import json
-
-from bpeds.formats._common import FormatError, PathLike, decode_utf8, read_bytes
+from bpeds.formats._common import (
+    FormatError,
+    PathLike,
+    decode_utf8,
+    parse_json,
+    read_bytes,
+)
 from bpeds.formats.hf import (
     from_hf_json,
     hf_tokenizer_json,
@@ -76,10 +80,7 @@ def load_model(path: PathLike) -> Tokenizer:
     if head.startswith(MINBPE_VERSION.encode()):
         return parse_minbpe_model(decode_utf8(data, where), source=where)
     if head.startswith(b"{"):
-        try:
-            obj = json.loads(data.decode("utf-8-sig"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FormatError(f"{where} is not a valid model: not valid JSON ({exc})") from None
+        obj = parse_json(decode_utf8(data, where), where)
         if isinstance(obj, dict) and obj.get("format") == "bpeds":
             return Tokenizer.load(path)
         if isinstance(obj, dict) and "model" in obj:

@@ -10,6 +10,7 @@ readers/writers; the helpers here may change.
 from __future__ import annotations
 
 import heapq
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,7 +26,9 @@ __all__ = [
     "build_tokenizer",
     "decode_utf8",
     "distinct_token_bytes",
+    "parse_json",
     "read_bytes",
+    "renumber_specials",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -62,6 +65,28 @@ def decode_utf8(data: bytes, where: str) -> str:
         raise FormatError(
             f"{where} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} on line {line})"
         ) from None
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``text`` parsed as JSON; invalid JSON raises :class:`FormatError` naming ``where``.
+
+    >>> parse_json('{"a": [1]}', "x")
+    {'a': [1]}
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"{where}: not valid JSON ({exc})") from None
+
+
+def renumber_specials(specials: Mapping[str, int], first: int) -> dict[str, int]:
+    """The special tokens numbered ``first, first + 1, ...`` in the order of their ids.
+
+    >>> renumber_specials({"<b>": 9, "<a>": 5}, 300)
+    {'<a>': 300, '<b>': 301}
+    """
+    order = sorted(specials.items(), key=lambda item: item[1])
+    return {text: first + n for n, (text, _) in enumerate(order)}
 
 
 def build_tokenizer(

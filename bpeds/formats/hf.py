@@ -57,7 +57,9 @@ from bpeds.formats._common import (
     build_tokenizer,
     decode_utf8,
     distinct_token_bytes,
+    parse_json,
     read_bytes,
+    renumber_specials,
 )
 from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
 from bpeds.scoring.ties import gpt2_byte_to_unicode
@@ -434,9 +436,7 @@ def _assemble(
                     "(--renumber) to import it with bpeds's ids",
                 )
     else:
-        first = 256 + len(pairs)
-        order = sorted(specials.items(), key=lambda item: item[1])
-        specials = {text: first + n for n, (text, _) in enumerate(order)}
+        specials = renumber_specials(specials, 256 + len(pairs))
     return build_tokenizer(where, pairs, pattern=pattern, special_tokens=specials, options=options)
 
 
@@ -471,10 +471,7 @@ def from_hf_json(
     reproduce (see the module docstring). Complexity: O(size of the vocab).
     """
     if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise _fail(source, f"not valid JSON ({exc})") from None
+        data = parse_json(data, source)
     if not isinstance(data, Mapping):
         raise _fail(source, "a tokenizer.json holds a JSON object")
     normalizer = data.get("normalizer")
@@ -552,11 +549,8 @@ def load_hf_vocab_merges(
     Complexity: O(size of the files).
     """
     vsource, msource = str(vocab_path), str(merges_path)
-    try:
-        vocab_data = json.loads(decode_utf8(read_bytes(vocab_path, "a vocab.json file"), vsource))
-    except json.JSONDecodeError as exc:
-        raise _fail(vsource, f"not valid JSON ({exc})") from None
-    vocab = _vocab_of(vsource, vocab_data)
+    vocab_text = decode_utf8(read_bytes(vocab_path, "a vocab.json file"), vsource)
+    vocab = _vocab_of(vsource, parse_json(vocab_text, vsource))
     merges: list[tuple[str, str]] = []
     lines = decode_utf8(read_bytes(merges_path, "a merges.txt file"), msource).split("\n")
     for n, raw in enumerate(lines, 1):

@@ -36,6 +36,7 @@ from bpeds.formats._common import (
     build_tokenizer,
     distinct_token_bytes,
     read_bytes,
+    renumber_specials,
 )
 from bpeds.tokenizer import Tokenizer
 
@@ -228,9 +229,7 @@ def from_tiktoken_ranks(
         merges.append((parts[0][2], parts[1][2]))
     specials = dict(special_tokens or {})
     if renumber:
-        first = 256 + len(merges)
-        order = sorted(specials.items(), key=lambda item: item[1])
-        specials = {text: first + n for n, (text, _) in enumerate(order)}
+        specials = renumber_specials(specials, 256 + len(merges))
     return build_tokenizer(
         source,
         merges,
