@@ -498,7 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--pattern",
         metavar="P",
-        help="split pattern: gpt2, gpt4 (default), gpt4o, a regex, or none (no split)",
+        help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (no split); default: the "
+        "preset's, else gpt4",
     )
     t.add_argument(
         "--special-token",
@@ -522,8 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--tie",
         choices=_TIES,
-        help="which of equally scored pairs is merged first (default smallest_ids; minbpe: "
-        "leftmost; Hugging Face: hf)",
+        help="which of equally scored pairs is merged first (default: the preset's, else "
+        "smallest_ids; minbpe: leftmost; Hugging Face: hf)",
     )
     t.add_argument(
         "--min-frequency",

@@ -490,7 +490,12 @@ class Tokenizer:
     # -- training (in place, like minbpe's and Hugging Face's train methods) -----------------
 
     def _train_defaults(self, options: dict[str, Any]) -> dict[str, Any]:
-        options.setdefault("pattern", self._pattern)
+        # The pattern is this tokenizer's; with a preset, the gpt4 pattern (the
+        # constructor's default, so possibly never chosen) yields to the preset's.
+        if "pattern" not in options and not (
+            options.get("preset") is not None and self._pattern == PATTERNS["gpt4"]
+        ):
+            options["pattern"] = self._pattern
         if "special_tokens" not in options:
             options["special_tokens"] = sorted(self._special, key=self._special.__getitem__)
         return options
@@ -503,7 +508,9 @@ class Tokenizer:
         Each item is one unit the pattern sees on its own (a str, or a path:
         one file). The pattern and the special-token texts are this
         tokenizer's unless given in ``options``; special tokens are numbered
-        after the new merges in their current order. ``options`` are those of
+        after the new merges in their current order. With a ``preset``, a
+        tokenizer whose pattern is ``"gpt4"`` (the default) takes the preset's
+        pattern; another pattern must agree with the preset. ``options`` are those of
         :func:`bpeds.training.train` (``tie``, ``preset``, ``min_frequency``,
         ``workers``, ...); errors are too.
 

@@ -20,6 +20,7 @@ Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
 
 from __future__ import annotations
 
+import enum
 import os
 import warnings
 from collections import Counter, deque
@@ -32,7 +33,6 @@ import regex
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
-from bpeds.pretokenize import PATTERNS
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
 from bpeds.scoring.strategies import get_score
@@ -41,15 +41,30 @@ from bpeds.tokenizer import BYTE_TOKENS, Tokenizer, check_special_texts, resolve
 
 __all__ = ["PRESETS", "count_pieces", "train"]
 
-#: What each preset sets. An argument left at its default takes the preset's
-#: value; an argument given a different value from both is an error.
+#: What each preset sets. An argument not given takes the preset's value; an
+#: argument given a different value is an error (even the usual default's).
 PRESETS: dict[str, dict[str, Any]] = {
     "minbpe-basic": {"pattern": None, "representation": "sequence", "tie": "leftmost"},
     "minbpe-regex": {"pattern": "gpt4", "representation": "type", "tie": "leftmost"},
     "hf": {"pattern": "gpt2", "representation": "type", "tie": "hf"},
     "rustbpe": {"pattern": "gpt4", "representation": "type", "tie": "smallest_ids"},
 }
-_DEFAULTS: dict[str, Any] = {"pattern": "gpt4", "representation": "type", "tie": "smallest_ids"}
+
+
+class _Default(enum.Enum):
+    """The default of an argument a preset sets: the preset's value, else the one held here.
+
+    A distinct object, so that an argument passed explicitly (even with the
+    usual default's value) is told apart from one left out.
+    """
+
+    PATTERN = "gpt4"
+    REPRESENTATION = "type"
+    TIE = "smallest_ids"
+
+    def __repr__(self) -> str:
+        return f"<the preset's, else {self.value!r}>"
+
 
 #: Characters of text per batch handed to a worker.
 BATCH_CHARS = 1 << 20
@@ -157,24 +172,26 @@ def count_pieces(
 
 
 def _apply_preset(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a preset sets: each one not given (a :class:`_Default`) takes the
+    preset's value, else its default; one given must agree with the preset."""
     if preset is None:
-        return given
+        return {k: v.value if isinstance(v, _Default) else v for k, v in given.items()}
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}: choose one of {sorted(PRESETS)}")
     out = dict(given)
     for key, value in PRESETS[preset].items():
         mine = given[key]
-        same = mine == value or (
-            key == "pattern"
-            and mine is not None
-            and value is not None
-            and resolve_pattern(mine)[0] == resolve_pattern(value)[0]
+        same = (
+            isinstance(mine, _Default)
+            or mine == value
+            or (
+                key == "pattern"
+                and mine is not None
+                and value is not None
+                and resolve_pattern(mine)[0] == resolve_pattern(value)[0]
+            )
         )
-        default = _DEFAULTS[key]
-        is_default = mine == default or (
-            key == "pattern" and mine is not None and resolve_pattern(mine)[0] == PATTERNS[default]
-        )
-        if not same and not is_default:
+        if not same:
             raise ValueError(
                 f"preset {preset!r} sets {key}={value!r}, but {key}={mine!r} was given: "
                 "drop one of them"
@@ -225,13 +242,13 @@ def train(
     data: object,
     vocab_size: int,
     *,
-    pattern: str | None = "gpt4",
+    pattern: str | _Default | None = _Default.PATTERN,
     special_tokens: Iterable[str] | Mapping[str, int] = (),
     min_frequency: int = 1,
     max_token_length: int | None = None,
     score: Score | str | dict[str, Any] = "frequency",
-    tie: TieRule | str = "smallest_ids",
-    representation: str = "type",
+    tie: TieRule | str | _Default = _Default.TIE,
+    representation: str | _Default = _Default.REPRESENTATION,
     counting: str = "overlapping",
     multiset: MultisetFactory | None = None,
     workers: int = 1,
@@ -257,21 +274,27 @@ def train(
     corpus gives a tokenizer with no merges and that warning).
 
     ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"``, a regex source, or
-    ``None`` (each unit segment is one chunk, as minbpe's Basic). A pattern
-    that does not compile or has capturing groups raises ``ValueError``.
+    ``None`` (each unit segment is one chunk, as minbpe's Basic); default: the
+    preset's, else ``"gpt4"``. A pattern that does not compile or has
+    capturing groups raises ``ValueError``.
     ``special_tokens``: a list of texts (ids ``256 + merges + i``, after the
     merges actually learned) or a dict text -> id (ids must be at least
     ``256 + vocab_size - 256 - len(special_tokens)``); their text is cut out
     of the training data. ``min_frequency``: pairs seen fewer times are never
     merged. ``max_token_length``: tokens longer than this many bytes are never
     made. ``score``, ``tie``, ``counting``, ``multiset``: the driver's
-    (:class:`~bpeds.driver.MergeDriver`). ``representation``: ``"type"``
-    (counts of distinct pieces; scales to large corpora) or ``"sequence"``
-    (every piece in order, as minbpe; ``counting="overlapping"`` only).
+    (:class:`~bpeds.driver.MergeDriver`); ``tie`` defaults to the preset's,
+    else ``"smallest_ids"``. ``representation``: ``"type"`` (counts of
+    distinct pieces; scales to large corpora) or ``"sequence"`` (every piece
+    in order, as minbpe; ``counting="overlapping"`` only); default: the
+    preset's, else ``"type"``.
     ``workers``: processes for splitting and counting (the merges do not
     depend on it). ``progress``: see :func:`bpeds.progress.resolve_progress`
     (the bar counts merges). ``preset``: ``"minbpe-basic"``,
-    ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`).
+    ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`): it sets
+    ``pattern``, ``tie`` and ``representation``; passing one of them with
+    another value (even the usual default, such as ``pattern="gpt4"`` with
+    ``preset="hf"``) raises ``ValueError``.
     ``errors``: ``"strict"`` or ``"replace"`` for invalid UTF-8 in files and
     lone surrogates in strings (see :mod:`bpeds.io`). ``on_merge(record,
     token_bytes)`` is called after every merge. ``block_size``: bytes read

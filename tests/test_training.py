@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -218,6 +219,37 @@ def test_presets_fill_defaults_and_refuse_conflicts() -> None:
         train("ab", 257, preset="minbpe-basic", pattern="gpt2")
     with pytest.raises(ValueError, match="unknown preset"):
         train("ab", 257, preset="sentencepiece")
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"pattern": "gpt4"}, "preset 'hf' sets pattern='gpt2', but pattern='gpt4' was given"),
+        ({"tie": "smallest_ids"}, "preset 'hf' sets tie='hf', but tie='smallest_ids' was given"),
+        (
+            {"representation": "type"},
+            "preset 'minbpe-basic' sets representation='sequence', but representation='type'",
+        ),
+    ],
+)
+def test_an_explicit_default_that_conflicts_with_the_preset_is_refused(
+    given: dict[str, Any], message: str
+) -> None:
+    """Passing the usual default's value is a choice too: not silently replaced by the preset's."""
+    preset = "minbpe-basic" if "representation" in given else "hf"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        train("ab ab", 257, preset=preset, **given)
+    left_out = train("ab ab", 257, preset=preset)  # arguments left out take the preset's
+    assert left_out.pattern == (None if preset == "minbpe-basic" else GPT2_PATTERN)
+    assert left_out.options["representation"] == PRESETS[preset]["representation"]
+    plain = train("ab ab", 257)  # without a preset: gpt4, smallest_ids, type
+    assert plain.pattern == PATTERNS["gpt4"]
+    assert plain.options["tie"] == {"name": "smallest_ids"}
+    assert plain.options["representation"] == "type"
+    # Retraining a Tokenizer: its default gpt4 pattern yields to the preset's, others must agree.
+    assert Tokenizer().train("ab ab", 257, preset="hf").pattern == GPT2_PATTERN
+    with pytest.raises(ValueError, match="preset 'hf' sets pattern"):
+        Tokenizer(pattern="gpt4o").train("ab ab", 257, preset="hf")
 
 
 # -- the data model of training ------------------------------------------------------------
