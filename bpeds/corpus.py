@@ -24,8 +24,9 @@ chunks (see :mod:`bpeds.pretokenize`) and special tokens.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import pairwise
 from typing import Literal, NamedTuple, Protocol
 
 from bpeds.errors import InvariantError
@@ -136,7 +137,7 @@ class MergeDeltas:
     __slots__ = ("first_positions", "group_pairs", "group_sites", "pairs", "sites")
 
     def __init__(self, groups: int, *, positions: bool = False) -> None:
-        self.pairs: dict[int, int] = {}
+        self.pairs: defaultdict[int, int] = defaultdict(int)
         self.sites = 0
         self.group_pairs: dict[int, list[int]] = {}
         self.group_sites = [0] * groups
@@ -312,26 +313,28 @@ class _TypeRun:
 
         Complexity: O(total length of the types).
         """
-        pairs: dict[int, int] = {}
-        unigram: dict[int, int] = {}
         gpairs: dict[int, list[int]] = {}
         ngroups = self.num_groups
         gtokens = [0] * ngroups
-        where: dict[int, list[int]] = {}
+        where: defaultdict[int, list[int]] = defaultdict(list)
         counting = self.counting
         want_groups = self.want_groups
+        uni: defaultdict[int, int] = defaultdict(int)
+        acc: defaultdict[int, int] = defaultdict(int)
         for t, w in enumerate(self.words):
             c, g = self.counts[t], self.groups[t]
             gtokens[g] += len(w) * c
             for x in w:
-                unigram[x] = unigram.get(x, 0) + c
+                uni[x] += c
+            if counting == "overlapping" and not want_groups:
+                # The common case, without a per-type dict: packed keys straight from zip.
+                for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
+                    acc[k] += c
+                    where[k].append(t)
+                continue
             for k, n in count_pairs(w, counting).items():
-                pairs[k] = pairs.get(k, 0) + n * c
-                lst = where.get(k)
-                if lst is None:
-                    where[k] = [t]
-                else:
-                    lst.append(t)
+                acc[k] += n * c
+                where[k].append(t)
                 if want_groups:
                     gp = gpairs.get(k)
                     if gp is None:
@@ -340,7 +343,7 @@ class _TypeRun:
         extend = self.index.extend
         for k, ts in where.items():
             extend(k, ts)
-        return Initial(pairs, unigram, gpairs, gtokens)
+        return Initial(dict(acc), dict(uni), gpairs, gtokens)
 
     def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """Merge every non-overlapping ``(a, b)``, left to right, in every type.
@@ -356,15 +359,15 @@ class _TypeRun:
             return
         pk = (a << PAIR_SHIFT) | b
         d = out.pairs
-        get = d.get
         words, counts = self.words, self.counts
-        fresh: dict[int, list[int]] = {}
+        fresh: defaultdict[int, list[int]] = defaultdict(list)
         total = 0
         # After this merge the pair occurs nowhere, so its whole list is taken and dropped:
         # the loop below checks each type itself, so no predicate call per entry is needed.
         index = self.index
         types = index.raw(pk)
         index.discard(pk)
+        ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
         for t in types:
             w = words[t]
             last = len(w) - 1
@@ -383,27 +386,17 @@ class _TypeRun:
                     elif start < j:
                         res.extend(w[start:j])
                     if res:
-                        p = res[-1]
-                        k = (p << PAIR_SHIFT) | a
-                        d[k] = get(k, 0) - c
-                        k = (p << PAIR_SHIFT) | new
-                        d[k] = get(k, 0) + c
-                        lst = fresh.get(k)
-                        if lst is None:
-                            fresh[k] = [t]
-                        elif lst[-1] != t:
-                            lst.append(t)
+                        p = res[-1] << PAIR_SHIFT
+                        d[p | a] -= c
+                        k = p | new
+                        d[k] += c
+                        fresh[k].append(t)
                     if j + 2 <= last:
                         q = w[j + 2]
-                        k = (b << PAIR_SHIFT) | q
-                        d[k] = get(k, 0) - c
-                        k = (new << PAIR_SHIFT) | q
-                        d[k] = get(k, 0) + c
-                        lst = fresh.get(k)
-                        if lst is None:
-                            fresh[k] = [t]
-                        elif lst[-1] != t:
-                            lst.append(t)
+                        d[rs | q] -= c
+                        k = ls | q
+                        d[k] += c
+                        fresh[k].append(t)
                     res.append(new)
                     sites += 1
                     start = j + 2
@@ -425,9 +418,9 @@ class _TypeRun:
             words[t] = res
             total += sites * c
         if total:
-            d[pk] = get(pk, 0) - total
+            d[pk] -= total
             out.sites += total
-        extend = self.index.extend
+        extend = index.extend
         for k, ts in fresh.items():
             extend(k, ts)
 
