@@ -115,6 +115,14 @@ def _pattern_label(pattern: str | None) -> str:
     return pattern
 
 
+def _input_path(item: str) -> Path:
+    """An input file's path; refused (before any work) when nothing is there."""
+    p = Path(item)
+    if not p.exists():
+        raise DataError(f"no such input file: {item}")
+    return p
+
+
 def _check_new(paths: Sequence[Path], force: bool) -> None:
     """Refuse before any work when an output exists and ``--force`` was not given
     (the ``FileExistsError`` says to pass ``--force``, see :func:`main`), or when
@@ -185,9 +193,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if item == "-":
             units.append(_read_input("-", args.errors))
         else:
-            p = Path(item)
-            if not p.exists():
-                raise DataError(f"no such input file: {item}")
+            p = _input_path(item)
             if p.is_dir():
                 raise DataError(f"{item} is a directory; give the files in it")
             units.append(p)
@@ -394,8 +400,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise UsageError("a minbpe model already numbers tokens as bpeds does: drop --renumber")
     _check_new([Path(args.output)], args.force)
     for item in args.inputs:
-        if not Path(item).exists():
-            raise DataError(f"no such input file: {item}")
+        _input_path(item)
     if fmt == "minbpe":
         tok = load_minbpe(args.inputs[0])
     elif fmt == "hf":
@@ -448,6 +453,17 @@ exit status:
 Models are read as bpeds JSON, Hugging Face tokenizer.json (bpeds numbering) or
 minbpe .model, recognised from their contents. See 'bpeds COMMAND --help'.
 """
+
+
+def _errors_option(p: argparse.ArgumentParser) -> None:
+    """``--errors``: what invalid UTF-8 in the input does (see :func:`_decode`)."""
+    p.add_argument(
+        "--errors",
+        choices=("strict", "replace"),
+        default="strict",
+        help="invalid UTF-8 in the input: strict (default) stops with an error naming the "
+        "byte offset; replace reads it as U+FFFD",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -545,13 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="processes that split and count the text (default 1; the merges do not depend on it)",
     )
-    t.add_argument(
-        "--errors",
-        choices=("strict", "replace"),
-        default="strict",
-        help="invalid UTF-8 in the input: strict (default) stops with an error naming the "
-        "offset; replace reads it as U+FFFD",
-    )
+    _errors_option(t)
     t.add_argument("--force", action="store_true", help="replace output files that exist")
     noise = t.add_mutually_exclusive_group()
     noise.add_argument(
@@ -598,12 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="encode special-token text as ordinary text",
     )
-    e.add_argument(
-        "--errors",
-        choices=("strict", "replace"),
-        default="strict",
-        help="invalid UTF-8 in the input: strict (default) is an error; replace reads U+FFFD",
-    )
+    _errors_option(e)
 
     d = command("decode", "Decode token ids to text (written as raw bytes).", cmd_decode)
     d.add_argument("model", help="the tokenizer model file")
