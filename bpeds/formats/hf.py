@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from bpeds._files import write_files
 from bpeds.formats._common import (
@@ -373,16 +373,19 @@ def _merges_of(where: str, merges: object) -> list[tuple[str, str]]:
 
 def _assemble(
     where: str,
+    imported_from: Literal["tokenizer.json", "vocab.json+merges.txt"],
     vocab: Mapping[str, int],
     merges: Iterable[tuple[str, str]],
     specials: Mapping[str, int],
-    *,
     pattern: str | None,
     renumber: bool,
-    leftovers_are_special: bool,
-    options: Mapping[str, Any],
 ) -> Tokenizer:
-    """Map string merges onto bpeds ids and build the tokenizer (see :func:`from_hf_json`)."""
+    """Map string merges onto bpeds ids and build the tokenizer (see :func:`from_hf_json`).
+
+    ``imported_from`` is recorded in the options. A ``vocab.json`` has no
+    added tokens, so there the vocab entries that are neither bytes nor made
+    by a merge are the special tokens; in a ``tokenizer.json`` they are an error.
+    """
     ours: dict[str, int] = {}
     for b in range(256):
         text = _B2U[b]
@@ -417,7 +420,7 @@ def _assemble(
     specials = dict(specials)
     leftovers = [t for t in vocab if t not in ours and t not in specials]
     if leftovers:
-        if not leftovers_are_special:
+        if imported_from == "tokenizer.json":
             raise _fail(
                 where,
                 f"{len(leftovers)} vocab entries are neither bytes, nor made by a merge, nor "
@@ -437,6 +440,7 @@ def _assemble(
                 )
     else:
         specials = renumber_specials(specials, 256 + len(pairs))
+    options = {"imported_from": imported_from}
     return build_tokenizer(where, pairs, pattern=pattern, special_tokens=specials, options=options)
 
 
@@ -507,16 +511,7 @@ def from_hf_json(
         if text in vocab and vocab[text] != i:
             raise _fail(source, f"added token {text!r} has id {i} but {vocab[text]} in the vocab")
         specials[text] = i
-    return _assemble(
-        source,
-        vocab,
-        merges,
-        specials,
-        pattern=pattern,
-        renumber=renumber,
-        leftovers_are_special=False,
-        options={"imported_from": "tokenizer.json"},
-    )
+    return _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber)
 
 
 def load_hf(path: PathLike, *, renumber: bool = False) -> Tokenizer:
@@ -562,13 +557,4 @@ def load_hf_vocab_merges(
             raise _fail(f"{msource}, line {n}", f"a merge line is 'left right', got {line[:60]!r}")
         merges.append((parts[0], parts[1]))
     where = f"{vsource} + {msource}"
-    return _assemble(
-        where,
-        vocab,
-        merges,
-        {},
-        pattern=pattern,
-        renumber=renumber,
-        leftovers_are_special=True,
-        options={"imported_from": "vocab.json+merges.txt"},
-    )
+    return _assemble(where, "vocab.json+merges.txt", vocab, merges, {}, pattern, renumber)
