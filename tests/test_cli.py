@@ -354,20 +354,12 @@ def test_info(capsys: pytest.CaptureFixture[str], model: Path) -> None:
 
 def test_info_reads_hf_and_minbpe_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     tok = Tokenizer([(97, 98), (256, 99)], pattern=PATTERNS["gpt2"], special_tokens={"<s>": 258})
-    save_hf(tok, tmp_path / "tokenizer.json")
-    code, out, _ = run(capsys, "info", str(tmp_path / "tokenizer.json"))
+    tj = save_hf(tok, tmp_path / "tokenizer.json")
+    code, out, _ = run(capsys, "info", str(tj))
     assert code == EXIT_OK
     assert "pattern:         gpt2" in out
     assert "<s> = 258" in out
-    code, _, _ = run(
-        capsys,
-        "export",
-        str(tmp_path / "tokenizer.json"),
-        "-f",
-        "minbpe",
-        "-o",
-        str(tmp_path / "m"),
-    )
+    code, _, _ = run(capsys, "export", str(tj), "-f", "minbpe", "-o", str(tmp_path / "m"))
     code, out, _ = run(capsys, "info", str(tmp_path / "m.model"))
     assert code == EXIT_OK
     assert "[abc]" in out
@@ -411,16 +403,9 @@ def test_export_each_format_loads_in_its_tool(
 def test_export_warns_about_rank_conflicts(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    Tokenizer([(97, 97), (97, 256)], pattern=None).save(tmp_path / "odd.json")
-    code, _, err = run(
-        capsys,
-        "export",
-        str(tmp_path / "odd.json"),
-        "-f",
-        "hf",
-        "-o",
-        str(tmp_path / "odd.hf.json"),
-    )
+    odd = tmp_path / "odd.json"
+    Tokenizer([(97, 97), (97, 256)], pattern=None).save(odd)
+    code, _, err = run(capsys, "export", str(odd), "-f", "hf", "-o", str(tmp_path / "odd.hf.json"))
     assert code == EXIT_OK
     assert "warning: 1 token(s) (ids 257) can encode differently in Hugging Face" in err
 
@@ -429,33 +414,14 @@ def test_import_each_format(
     capsys: pytest.CaptureFixture[str], model: Path, tmp_path: Path
 ) -> None:
     tok = Tokenizer.load(model)
-    main(["export", str(model), "-f", "tiktoken", "-o", str(tmp_path / "t.tiktoken")])
-    code, _, err = run(
-        capsys,
-        "import",
-        str(tmp_path / "t.tiktoken"),
-        "-f",
-        "tiktoken",
-        "-o",
-        str(tmp_path / "a.json"),
-    )
+    tt, a_json = str(tmp_path / "t.tiktoken"), str(tmp_path / "a.json")
+    main(["export", str(model), "-f", "tiktoken", "-o", tt])
+    code, _, err = run(capsys, "import", tt, "-f", "tiktoken", "-o", a_json)
     assert code == EXIT_USAGE
     assert "pass --pattern" in err
-    code, _, err = run(
-        capsys,
-        "import",
-        str(tmp_path / "t.tiktoken"),
-        "-f",
-        "tiktoken",
-        "--pattern",
-        "gpt4",
-        "--special-token",
-        "<|endoftext|>=756",
-        "--special-token",
-        "<|pad|>=757",
-        "-o",
-        str(tmp_path / "a.json"),
-    )
+    with_gpt4 = ["import", tt, "-f", "tiktoken", "--pattern", "gpt4"]
+    specials = ["--special-token", "<|endoftext|>=756", "--special-token", "<|pad|>=757"]
+    code, _, err = run(capsys, *with_gpt4, *specials, "-o", a_json)
     assert code == EXIT_OK, err
     back = Tokenizer.load(tmp_path / "a.json")
     assert (back.merges, back.pattern, back.special_tokens) == (
@@ -463,37 +429,15 @@ def test_import_each_format(
         tok.pattern,
         tok.special_tokens,
     )
-    code, _, err = run(
-        capsys,
-        "import",
-        str(tmp_path / "t.tiktoken"),
-        "-f",
-        "tiktoken",
-        "--pattern",
-        "gpt4",
-        "--special-token",
-        "nope",
-        "-o",
-        str(tmp_path / "b"),
-    )
+    code, _, err = run(capsys, *with_gpt4, "--special-token", "nope", "-o", str(tmp_path / "b"))
     assert code == EXIT_USAGE
     assert "expected TEXT=ID" in err
+    mm = str(tmp_path / "m.model")
     main(["export", str(model), "-f", "minbpe", "-o", str(tmp_path / "m")])
-    code, _, _ = run(
-        capsys, "import", str(tmp_path / "m.model"), "-f", "minbpe", "-o", str(tmp_path / "m.json")
-    )
+    code, _, _ = run(capsys, "import", mm, "-f", "minbpe", "-o", str(tmp_path / "m.json"))
     assert Tokenizer.load(tmp_path / "m.json").merges == tok.merges
-    code, _, err = run(
-        capsys,
-        "import",
-        str(tmp_path / "m.model"),
-        "-f",
-        "minbpe",
-        "--pattern",
-        "gpt2",
-        "-o",
-        str(tmp_path / "m2.json"),
-    )
+    m2 = str(tmp_path / "m2.json")
+    code, _, err = run(capsys, "import", mm, "-f", "minbpe", "--pattern", "gpt2", "-o", m2)
     assert code == EXIT_USAGE
     assert "drop --pattern" in err
 
@@ -511,32 +455,18 @@ def test_import_a_tokenizer_trained_by_hugging_face(
         special_tokens=["<|endoftext|>"],
     )
     hf.train_from_iterator([TEXT], trainer)
-    hf.save(str(tmp_path / "tokenizer.json"))
+    tj, vocab, merges = (str(tmp_path / n) for n in ("tokenizer.json", "vocab.json", "merges.txt"))
+    hf.save(tj)
     hf.model.save(str(tmp_path))
-    code, _, err = run(capsys, "encode", str(tmp_path / "tokenizer.json"), "hi")
+    code, _, err = run(capsys, "encode", tj, "hi")
     assert code == EXIT_DATA
     assert "bpeds import --format hf --renumber" in err
-    code, _, err = run(
-        capsys,
-        "import",
-        str(tmp_path / "tokenizer.json"),
-        "-f",
-        "hf",
-        "-o",
-        str(tmp_path / "a.json"),
-    )
+    code, _, err = run(capsys, "import", tj, "-f", "hf", "-o", str(tmp_path / "a.json"))
     assert code == EXIT_DATA
     assert "--renumber" in err
     for argv in (
-        ["import", str(tmp_path / "tokenizer.json"), "-f", "hf", "--renumber"],
-        [
-            "import",
-            str(tmp_path / "vocab.json"),
-            str(tmp_path / "merges.txt"),
-            "-f",
-            "hf-vocab",
-            "--renumber",
-        ],
+        ["import", tj, "-f", "hf", "--renumber"],
+        ["import", vocab, merges, "-f", "hf-vocab", "--renumber"],
     ):
         out = tmp_path / "imported.json"
         code, _, err = run(capsys, *argv, "-o", str(out), "--force")
@@ -548,15 +478,7 @@ def test_import_a_tokenizer_trained_by_hugging_face(
         theirs = [bytes(u2b[c] for c in t) for t in hf.encode(text).tokens]
         assert ours == theirs
         assert tok.special_tokens == {"<|endoftext|>": tok.vocab_size - 1}
-    code, _, err = run(
-        capsys,
-        "import",
-        str(tmp_path / "vocab.json"),
-        "-f",
-        "hf-vocab",
-        "-o",
-        str(tmp_path / "x.json"),
-    )
+    code, _, err = run(capsys, "import", vocab, "-f", "hf-vocab", "-o", str(tmp_path / "x.json"))
     assert code == EXIT_USAGE
     assert "takes two files" in err
 
