@@ -60,6 +60,17 @@ def trained() -> dict[str, Tokenizer]:
     return out
 
 
+def parts(tok: Tokenizer) -> tuple[list[tuple[int, int]], str | None, dict[str, int]]:
+    """What every format keeps: the merges, the pattern and the special tokens (not options)."""
+    return tok.merges, tok.pattern, tok.special_tokens
+
+
+def real_text(name: str) -> str:
+    """Text for ``trained[name]``: the whole real text with its special tokens spliced in,
+    or for ``"none"`` (no split: slow on long text) a part of it around ``<s>``."""
+    return with_specials(TEXT) if name != "none" else TEXT[:20_000] + "<s>" + TEXT[:300]
+
+
 def with_specials(text: str) -> str:
     """The real text with special-token text spliced in at a few places."""
     cut = len(text) // 3
@@ -127,11 +138,7 @@ def test_minbpe_round_trip(trained: dict[str, Tokenizer], name: str, tmp_path: P
     model, vocab = save_minbpe(tok, tmp_path / "tok")
     assert (model.name, vocab.name) == ("tok.model", "tok.vocab")
     back = load_minbpe(model)
-    assert (back.merges, back.pattern, back.special_tokens) == (
-        tok.merges,
-        tok.pattern,
-        tok.special_tokens,
-    )
+    assert parts(back) == parts(tok)
     text = with_specials(TEXT[:5000])
     assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
     # minbpe's own reading steps give the same model.
@@ -222,11 +229,7 @@ def test_minbpe_reads_other_line_endings_and_trailing_blank_lines(tmp_path: Path
     crlf = GOOD.replace("\n", "\r\n") + "\r\n\r\n"
     (tmp_path / "w.model").write_bytes(b"\xef\xbb\xbf" + crlf.encode())
     tok = load_minbpe(tmp_path / "w.model")
-    assert (tok.merges, tok.pattern, tok.special_tokens) == (
-        [(97, 97), (256, 97)],
-        r"\w+",
-        {"<|e|>": 258},
-    )
+    assert parts(tok) == ([(97, 97), (256, 97)], r"\w+", {"<|e|>": 258})
 
 
 def test_load_model_recognises_each_kind_from_the_contents(tmp_path: Path) -> None:
@@ -238,11 +241,7 @@ def test_load_model_recognises_each_kind_from_the_contents(tmp_path: Path) -> No
     assert load_model(tmp_path / "bpeds.json") == tok
     for path in (tmp_path / "hf.model", tmp_path / "m.json"):
         back = load_model(path)
-        assert (back.merges, back.pattern, back.special_tokens) == (
-            tok.merges,
-            tok.pattern,
-            tok.special_tokens,
-        )
+        assert parts(back) == parts(tok)
     (tmp_path / "t.tiktoken").write_bytes(b"YQ== 97\n")
     (tmp_path / "other.json").write_text('{"hello": 1}')
     for name, message in [
@@ -299,7 +298,7 @@ def test_hf_export_encodes_real_text_like_bpeds(
     tok = trained[name]
     path = save_hf(tok, tmp_path / "tokenizer.json")
     hf = tokenizers.Tokenizer.from_file(str(path))
-    text = with_specials(TEXT) if name != "none" else TEXT[:20_000] + "<s>" + TEXT[:300]
+    text = real_text(name)
     ours = tok.encode(text, allowed_special="all")
     assert hf.encode(text).ids == ours
     assert hf.decode(ours, skip_special_tokens=False) == text
@@ -385,11 +384,7 @@ def test_hf_import_round_trip(trained: dict[str, Tokenizer], tmp_path: Path) -> 
     for tok in trained.values():
         path = save_hf(tok, tmp_path / "t.json", overwrite=True)
         back = load_hf(path)
-        assert (back.merges, back.pattern, back.special_tokens) == (
-            tok.merges,
-            tok.pattern,
-            tok.special_tokens,
-        )
+        assert parts(back) == parts(tok)
         assert back.options == {"imported_from": "tokenizer.json"}
 
 
@@ -551,7 +546,7 @@ def test_tiktoken_export_encodes_like_bpeds(
 ) -> None:
     tok = trained[name]
     enc = to_tiktoken(tok, "mine")
-    text = with_specials(TEXT) if name != "none" else TEXT[:20_000] + "<s>"
+    text = real_text(name)
     assert enc.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
     assert enc.decode(tok.encode_ordinary(text)) == text
     path = save_tiktoken(tok, tmp_path / "mine.tiktoken")
@@ -568,17 +563,9 @@ def test_tiktoken_import_recovers_the_merges(
     tok = trained[name]
     path = save_tiktoken(tok, tmp_path / "t.tiktoken")
     back = load_tiktoken(path, pattern=tok.pattern, special_tokens=tok.special_tokens)
-    assert (back.merges, back.pattern, back.special_tokens) == (
-        tok.merges,
-        tok.pattern,
-        tok.special_tokens,
-    )
+    assert parts(back) == parts(tok)
     again = from_tiktoken_encoding(to_tiktoken(tok))
-    assert (again.merges, again.pattern, again.special_tokens) == (
-        tok.merges,
-        tok.pattern,
-        tok.special_tokens,
-    )
+    assert parts(again) == parts(tok)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
