@@ -19,6 +19,7 @@ from bpeds.formats import load_minbpe, save_hf
 from bpeds.pretokenize import PATTERNS
 from bpeds.tokenizer import Tokenizer
 from bpeds.training import train
+from tests.hf_reference import hf_byte_level_trained
 
 DATA = Path(__file__).parent / "data"
 SWIFT = DATA / "taylorswift.txt"
@@ -445,16 +446,7 @@ def test_import_each_format(
 def test_import_a_tokenizer_trained_by_hugging_face(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
-    byte_level = tokenizers.pre_tokenizers.ByteLevel
-    hf.pre_tokenizer = byte_level(add_prefix_space=False, use_regex=True)
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=600,
-        show_progress=False,
-        initial_alphabet=byte_level.alphabet(),
-        special_tokens=["<|endoftext|>"],
-    )
-    hf.train_from_iterator([TEXT], trainer)
+    hf = hf_byte_level_trained([TEXT], 600, ["<|endoftext|>"])
     tj, vocab, merges = (str(tmp_path / n) for n in ("tokenizer.json", "vocab.json", "merges.txt"))
     hf.save(tj)
     hf.model.save(str(tmp_path))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -30,13 +29,13 @@ from bpeds.scoring.ties import (
     Lexicographic,
     SmallestIds,
     TieRule,
-    gpt2_byte_to_unicode,
 )
 from bpeds.structures.baselines import CounterMultiset, HeapqMultiset, SortedMultiset
 from bpeds.structures.batched import Batched
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.testing.oracle import brute_force_merges
+from tests.hf_reference import hf_byte_level_trained, hf_merges_as_bytes
 from tests.minbpe_rule import minbpe_merges
 
 DATA = Path(__file__).parent / "data"
@@ -239,25 +238,9 @@ def test_rustbpe_parity_on_real_text() -> None:
 
 
 def test_hf_tokenizers_parity_on_real_text() -> None:
-    tokenizers = pytest.importorskip("tokenizers")
+    pytest.importorskip("tokenizers")
     merges = 1500
-    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
-    byte_level = tokenizers.pre_tokenizers.ByteLevel
-    hf.pre_tokenizer = byte_level(add_prefix_space=False, use_regex=True)
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=256 + merges,
-        show_progress=False,
-        initial_alphabet=byte_level.alphabet(),
-    )
-    hf.train_from_iterator([TEXT], trainer)
-    inverse = {ch: b for b, ch in gpt2_byte_to_unicode().items()}
-
-    def to_bytes(s: str) -> bytes:
-        return bytes(inverse[ch] for ch in s)
-
-    raw = json.loads(hf.to_str())["model"]["merges"]
-    pairs = [m if isinstance(m, list) else m.split(" ") for m in raw]
-    theirs = [(to_bytes(a), to_bytes(b)) for a, b in pairs]
+    theirs = hf_merges_as_bytes(hf_byte_level_trained([TEXT], 256 + merges))
     d = MergeDriver(TypeCorpus(split(TEXT, GPT2_PATTERN)), merges, tie="hf")
     ours = [(d.vocab.token_bytes(r.pair[0]), d.vocab.token_bytes(r.pair[1])) for r in d.run()]
     assert len(ours) == merges

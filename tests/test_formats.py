@@ -42,6 +42,7 @@ from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
 from bpeds.scoring.ties import gpt2_byte_to_unicode
 from bpeds.tokenizer import Tokenizer
 from bpeds.training import train
+from tests.hf_reference import hf_byte_level_trained
 
 DATA = Path(__file__).parent / "data"
 TEXT = (DATA / "taylorswift.txt").read_text(encoding="utf-8")
@@ -391,18 +392,7 @@ def test_hf_import_round_trip(trained: dict[str, Tokenizer], tmp_path: Path) -> 
 @pytest.fixture(scope="module")
 def hf_trained() -> Any:
     """A GPT-2-style tokenizer trained by Hugging Face itself (ids in HF's byte order)."""
-    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
-    byte_level = tokenizers.pre_tokenizers.ByteLevel
-    hf.pre_tokenizer = byte_level(add_prefix_space=False, use_regex=True)
-    hf.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=256 + 800 + 1,
-        show_progress=False,
-        initial_alphabet=byte_level.alphabet(),
-        special_tokens=["<|endoftext|>"],
-    )
-    hf.train_from_iterator([TEXT], trainer)
-    return hf
+    return hf_byte_level_trained([TEXT], 256 + 800 + 1, ["<|endoftext|>"])
 
 
 def hf_token_bytes(hf: Any, text: str) -> list[bytes]:

@@ -23,9 +23,9 @@ from bpeds.driver import MergeDriver, MergeRecord
 from bpeds.io import InvalidTextError, iter_segments, iter_units, read_text_blocks
 from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS, split
 from bpeds.progress import NullProgress, TqdmProgress, resolve_progress
-from bpeds.scoring.ties import gpt2_byte_to_unicode
 from bpeds.tokenizer import Tokenizer, TokenizerError
 from bpeds.training import PRESETS, count_pieces, train
+from tests.hf_reference import hf_byte_level_trained, hf_merges_as_bytes
 from tests.minbpe_rule import minbpe_merges
 
 DATA = Path(__file__).parent / "data"
@@ -180,19 +180,9 @@ def test_preset_minbpe_regex_equals_minbpe() -> None:
 
 
 def test_preset_hf_equals_huggingface_bpe_trainer() -> None:
-    tokenizers = pytest.importorskip("tokenizers")
+    pytest.importorskip("tokenizers")
     merges = 800
-    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
-    byte_level = tokenizers.pre_tokenizers.ByteLevel
-    hf.pre_tokenizer = byte_level(add_prefix_space=False, use_regex=True)
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=256 + merges, show_progress=False, initial_alphabet=byte_level.alphabet()
-    )
-    hf.train_from_iterator([TEXT], trainer)
-    inverse = {ch: b for b, ch in gpt2_byte_to_unicode().items()}
-    raw = json.loads(hf.to_str())["model"]["merges"]
-    pairs = [m if isinstance(m, list) else m.split(" ") for m in raw]
-    theirs = [(bytes(inverse[c] for c in a), bytes(inverse[c] for c in b)) for a, b in pairs]
+    theirs = hf_merges_as_bytes(hf_byte_level_trained([TEXT], 256 + merges))
     tok = train(TEXT, 256 + merges, preset="hf")
     ours = [(tok.token_bytes(a), tok.token_bytes(b)) for a, b in tok.merges]
     assert len(ours) == merges
