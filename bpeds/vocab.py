@@ -67,9 +67,14 @@ class Vocab:
         return self._lengths[token]
 
     def token_bytes(self, token: int) -> bytes:
-        """The bytes of ``token``, built by expanding its parents.
+        """The bytes of ``token``, joined from its parents' bytes.
 
-        Complexity: O(length of the token) when not cached, O(1) when cached.
+        Parents are taken from the cache when there; those that are not are built
+        the same way (depth-first, without recursion, so a deep merge tree is
+        fine) and cached too. Listing every token in id order therefore costs
+        O(total bytes); one uncached token costs O(its length x its depth) at worst.
+
+        Complexity: O(1) when cached.
         """
         self._check_id(token)
         if token < BYTE_TOKENS:
@@ -79,21 +84,31 @@ class Vocab:
         if hit is not None:
             cache.move_to_end(token)
             return hit
-        out = bytearray()
         lefts, rights = self._lefts, self._rights
+        built: dict[int, bytes] = {}
         stack = [token]
         while stack:
-            t = stack.pop()
-            if t < BYTE_TOKENS:
-                out.append(t)
-            else:
-                stack.append(rights[t])
-                stack.append(lefts[t])
-        result = bytes(out)
-        cache[token] = result
-        if len(cache) > self._cache_size:
+            t = stack[-1]
+            parts: list[bytes] = []
+            for x in (lefts[t], rights[t]):
+                if x < BYTE_TOKENS:
+                    parts.append(bytes((x,)))
+                    continue
+                got = built.get(x)
+                if got is None:
+                    got = cache.get(x)
+                if got is None:
+                    stack.append(x)
+                else:
+                    parts.append(got)
+            if len(parts) == 2:
+                stack.pop()
+                built[t] = parts[0] + parts[1]
+        for t, b in built.items():
+            cache[t] = b
+        while len(cache) > self._cache_size:
             cache.popitem(last=False)
-        return result
+        return built[token]
 
     def merges(self) -> list[tuple[int, int]]:
         """Every merge in id order: ``merges()[k]`` made id ``256 + k``. O(number of merges)."""
