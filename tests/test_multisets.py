@@ -180,7 +180,7 @@ def _corruptions() -> list[tuple[str, Callable[[Any], None]]]:
         h._root.left.left = None  # drops a subtree: a gap in level order
 
     def heapy_dict(h: Any) -> None:
-        h._nodes[999] = h._root
+        h._index[999] = h._root
 
     def kiyay_order(h: Any) -> None:
         h._heap[5].prio = 100

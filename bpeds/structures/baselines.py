@@ -31,13 +31,14 @@ from sortedcontainers import SortedList
 
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
+    IndexedMultiset,
+    MultisetBase,
     check_most_common_n,
     empty_error,
     negative_n_error,
     rank_sorted,
     remove_absent_error,
     remove_too_many_error,
-    resolve_tie,
 )
 from bpeds.structures.protocols import TieKey
 
@@ -70,10 +71,101 @@ class _Entry(Generic[K, P]):
         return f"_Entry(prio={self.prio!r}, tie={self.tie!r}, key={self.key!r})"
 
 
-class HeapqMultiset(Generic[K, P]):
+class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
+    """A multiset whose changes replace a key's entry by a new one (never edit it in place).
+
+    Writes add/remove/update once on top of two primitives: ``_replace(old,
+    new)`` (``new`` becomes its key's entry instead of ``old``, None for an
+    absent key) and ``_delete(entry)``.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, initial: Mapping[K, P] | None, tie: TieKey | None) -> None:
+        super().__init__(tie)
+        if initial:
+            tie_of = self._tie
+            index = self._index
+            for key, prio in initial.items():
+                index[key] = _Entry(prio, key if tie_of is None else tie_of(key), key)
+
+    def _replace(self, old: _Entry[K, P] | None, new: _Entry[K, P]) -> None:
+        raise NotImplementedError
+
+    def add(self, key: K, n: int = 1) -> None:
+        """Increase ``key``'s priority by ``n`` (an absent key starts at 0); replaces its entry.
+
+        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError.
+
+        Complexity: O(log n); HeapqMultiset: O(log n) amortised (rebuilds are
+        O(n), paid for by the stale entries).
+        """
+        if n < 0:
+            raise negative_n_error("add", n)
+        entry = self._index.get(key)
+        if entry is None:
+            tie_of = self._tie
+            self._replace(None, _Entry(n, key if tie_of is None else tie_of(key), key))  # type: ignore[arg-type]
+            return
+        old: Any = entry.prio
+        new = old + n
+        if n:
+            self._replace(entry, _Entry(new, entry.tie, key))
+
+    def remove(self, key: K, n: int = 1) -> None:
+        """Decrease ``key``'s priority by ``n``; the key leaves when it reaches 0.
+
+        Raises :class:`~bpeds.errors.PreconditionError` (a ValueError) if the key
+        is absent or its count is smaller than ``n``; ValueError if ``n < 0``.
+
+        Complexity: O(log n); HeapqMultiset: O(log n) amortised.
+        """
+        if n < 0:
+            raise negative_n_error("remove", n)
+        entry = self._index.get(key)
+        if entry is None:
+            raise remove_absent_error(key)
+        old: Any = entry.prio
+        if old < n:
+            raise remove_too_many_error(key, old, n)
+        new = old - n
+        if new == 0:
+            self._delete(entry)
+        elif n:
+            self._replace(entry, _Entry(new, entry.tie, key))
+
+    def update(self, key: K, priority: P) -> None:
+        """Set ``key``'s priority (inserting it if absent) by replacing its entry.
+
+        If a comparison raises, the new entry is taken out again (O(n) in
+        HeapqMultiset) and the key keeps its old priority.
+
+        Complexity: O(log n); HeapqMultiset: O(log n) amortised.
+        """
+        entry = self._index.get(key)
+        if entry is None:
+            tie_of = self._tie
+            self._replace(None, _Entry(priority, key if tie_of is None else tie_of(key), key))
+        else:
+            self._replace(entry, _Entry(priority, entry.tie, key))
+
+    def _check_entries(self) -> None:
+        """For ``check()``: each entry is under its key, with the right tie key."""
+        for key, entry in self._index.items():
+            if entry.key != key:
+                raise InvariantError(f"index[{key!r}] holds key {entry.key!r}", self._dump(entry))
+            problem = self._tie_problem(key, entry.tie)
+            if problem is not None:
+                raise InvariantError(f"{key!r} {problem}", self._dump(entry))
+
+    def _dump(self, at: object = None) -> dict[str, object]:
+        raise NotImplementedError
+
+
+class HeapqMultiset(_Replacing[K, P]):
     """:mod:`heapq` with lazy deletion: changes push new entries, stale ones are skipped.
 
-    ``live`` maps each key to its current entry; an entry in the heap list
+    ``_index`` maps each key to its current entry; an entry in the heap list
     that is not its key's current entry is *stale*. ``top``/``pop`` discard
     stale entries from the front (counted in ``stale_skipped``); when the
     stale entries exceed ``stale_factor * live + stale_min`` the list is
@@ -90,15 +182,7 @@ class HeapqMultiset(Generic[K, P]):
     (0, 1)
     """
 
-    __slots__ = (
-        "_heap",
-        "_live",
-        "_stale_factor",
-        "_stale_min",
-        "_tie",
-        "rebuilds",
-        "stale_skipped",
-    )
+    __slots__ = ("_heap", "_stale_factor", "_stale_min", "rebuilds", "stale_skipped")
 
     def __init__(
         self,
@@ -119,122 +203,58 @@ class HeapqMultiset(Generic[K, P]):
             raise ValueError(f"stale_factor must be an int >= 0, got {stale_factor!r}")
         if not isinstance(stale_min, int) or stale_min < 0:
             raise ValueError(f"stale_min must be an int >= 0, got {stale_min!r}")
-        self._tie = resolve_tie(tie)
+        super().__init__(initial, tie)
         self._stale_factor = stale_factor
         self._stale_min = stale_min
-        self._live: dict[K, _Entry[K, P]] = {}
         #: Stale entries thrown away by ``top``/``pop``.
         self.stale_skipped = 0
         #: Times the heap list was rebuilt from the live entries.
         self.rebuilds = 0
-        tie_of = self._tie
-        if initial:
-            for key, prio in initial.items():
-                self._live[key] = _Entry(prio, key if tie_of is None else tie_of(key), key)
-        self._heap: list[_Entry[K, P]] = list(self._live.values())
+        self._heap: list[_Entry[K, P]] = list(self._index.values())
         heapify(self._heap)
 
-    def _push(self, entry: _Entry[K, P]) -> None:
+    def _replace(self, old: _Entry[K, P] | None, new: _Entry[K, P]) -> None:
+        # Push the new entry; the old one goes stale.
         heap = self._heap
         try:
-            heappush(heap, entry)
+            heappush(heap, new)
         except BaseException:
             # heappush appended the entry before a comparison raised: take it out again.
-            if heap and heap[-1] is entry:
+            if heap and heap[-1] is new:
                 heap.pop()
             else:
                 for i, e in enumerate(heap):
-                    if e is entry:
+                    if e is new:
                         del heap[i]
                         break
                 heapify(heap)
             raise
-        live = self._live
-        live[entry.key] = entry
+        live = self._index
+        live[new.key] = new
         if len(heap) > (self._stale_factor + 1) * len(live) + self._stale_min:
             self._rebuild()
 
     def _rebuild(self) -> None:
-        heap = list(self._live.values())
+        heap = list(self._index.values())
         heapify(heap)
         self._heap = heap
         self.rebuilds += 1
 
-    def _forget(self, key: K) -> None:
-        live = self._live
-        del live[key]
+    def _delete(self, entry: _Entry[K, P]) -> None:
+        # The entry goes stale.
+        live = self._index
+        del live[entry.key]
         if len(self._heap) > (self._stale_factor + 1) * len(live) + self._stale_min:
             self._rebuild()
-
-    def add(self, key: K, n: int = 1) -> None:
-        """Increase ``key``'s priority by ``n`` (an absent key starts at 0); pushes one entry.
-
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError.
-
-        Complexity: O(log n) amortised (rebuilds are O(n), paid for by the stale entries).
-        """
-        if n < 0:
-            raise negative_n_error("add", n)
-        entry = self._live.get(key)
-        if entry is None:
-            tie_of = self._tie
-            self._push(_Entry(n, key if tie_of is None else tie_of(key), key))  # type: ignore[arg-type]
-            return
-        old: Any = entry.prio
-        new = old + n
-        if n:
-            self._push(_Entry(new, entry.tie, key))
-
-    def remove(self, key: K, n: int = 1) -> None:
-        """Decrease ``key``'s priority by ``n``; the key leaves when it reaches 0.
-
-        Raises :class:`~bpeds.errors.PreconditionError` (a ValueError) if the key
-        is absent or its count is smaller than ``n``; ValueError if ``n < 0``.
-
-        Complexity: O(log n) amortised.
-        """
-        if n < 0:
-            raise negative_n_error("remove", n)
-        entry = self._live.get(key)
-        if entry is None:
-            raise remove_absent_error(key)
-        old: Any = entry.prio
-        if old < n:
-            raise remove_too_many_error(key, old, n)
-        new = old - n
-        if new == 0:
-            self._forget(key)
-        elif n:
-            self._push(_Entry(new, entry.tie, key))
-
-    def update(self, key: K, priority: P) -> None:
-        """Set ``key``'s priority (inserting it if absent) by pushing a new entry.
-
-        If a comparison raises, the new entry is taken out again (O(n)) and
-        the key keeps its old priority.
-
-        Complexity: O(log n) amortised.
-        """
-        entry = self._live.get(key)
-        if entry is None:
-            tie_of = self._tie
-            tie = key if tie_of is None else tie_of(key)
-        else:
-            tie = entry.tie
-        self._push(_Entry(priority, tie, key))
 
     def discard(self, key: K) -> None:
         """Remove ``key`` whatever its priority; its entry goes stale. No error if absent.
 
         Complexity: O(1) amortised.
         """
-        if key in self._live:
-            self._forget(key)
-
-    def count(self, key: K) -> P | int:
-        """The priority of ``key``, or ``0`` if it is absent. Complexity: O(1)."""
-        entry = self._live.get(key)
-        return 0 if entry is None else entry.prio
+        entry = self._index.get(key)
+        if entry is not None:
+            self._delete(entry)
 
     def top(self) -> tuple[K, P]:
         """The ``(key, priority)`` with the largest priority; EmptyError if empty.
@@ -244,7 +264,7 @@ class HeapqMultiset(Generic[K, P]):
         Complexity: O(1) amortised (each stale entry is skipped once).
         """
         heap = self._heap
-        live = self._live
+        live = self._index
         while heap:
             entry = heap[0]
             if live.get(entry.key) is entry:
@@ -259,7 +279,7 @@ class HeapqMultiset(Generic[K, P]):
         Complexity: O(log n) amortised.
         """
         heap = self._heap
-        live = self._live
+        live = self._index
         while heap:
             entry = heappop(heap)
             key = entry.key
@@ -277,14 +297,9 @@ class HeapqMultiset(Generic[K, P]):
         Complexity: O(size log n) via :func:`heapq.nsmallest`; O(size log size) for all.
         """
         check_most_common_n(n)
-        live = self._live.values()
+        live = self._index.values()
         best = sorted(live) if n is None else nsmallest(n, live)
         return [(e.key, e.prio) for e in best]
-
-    def items(self) -> Iterator[tuple[K, P]]:
-        """Every ``(key, priority)``, in no particular order. Complexity: O(1) per item."""
-        for entry in self._live.values():
-            yield entry.key, entry.prio
 
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.
@@ -296,8 +311,7 @@ class HeapqMultiset(Generic[K, P]):
         Complexity: O(n + stale).
         """
         heap = self._heap
-        live = self._live
-        tie_of = self._tie
+        live = self._index
         for name in ("stale_skipped", "rebuilds"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
@@ -318,19 +332,11 @@ class HeapqMultiset(Generic[K, P]):
         stale = len(heap) - len(live)
         if stale > self._stale_factor * len(live) + self._stale_min:
             raise InvariantError(f"{stale} stale entries exceed the rebuild bound", self._dump())
-        for key, entry in live.items():
-            if entry.key != key:
-                raise InvariantError(f"live[{key!r}] holds key {entry.key!r}", self._dump(entry))
-            expected = key if tie_of is None else tie_of(key)
-            if expected != entry.tie:
-                raise InvariantError(
-                    f"{key!r} has tie key {entry.tie!r}, tie(key) is {expected!r}",
-                    self._dump(entry),
-                )
+        self._check_entries()
 
     def _dump(self, at: object = None) -> dict[str, object]:
         return {
-            "live": len(self._live),
+            "live": len(self._index),
             "heap": len(self._heap),
             "head": self._heap[:16],
             "stale_skipped": self.stale_skipped,
@@ -338,25 +344,8 @@ class HeapqMultiset(Generic[K, P]):
             "at": at,
         }
 
-    def __len__(self) -> int:
-        """The number of (live) keys. Complexity: O(1)."""
-        return len(self._live)
 
-    def __contains__(self, key: object) -> bool:
-        """Whether ``key`` is present. Complexity: O(1)."""
-        return key in self._live
-
-    def __iter__(self) -> Iterator[K]:
-        """Every key, in no particular order. Complexity: O(1) per key."""
-        return iter(self._live)
-
-    def __repr__(self) -> str:
-        """``HeapqMultiset({key: priority, ...})``, best first. Complexity: O(n log n)."""
-        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
-        return f"{type(self).__name__}({{{body}}})"
-
-
-class SortedMultiset(Generic[K, P]):
+class SortedMultiset(_Replacing[K, P]):
     """A ``SortedList`` of entries, best first, plus a dict key -> entry.
 
     Every change replaces the key's entry (add the new one, then remove the
@@ -369,101 +358,32 @@ class SortedMultiset(Generic[K, P]):
     (('x', 5), 1)
     """
 
-    __slots__ = ("_live", "_sorted", "_tie")
+    __slots__ = ("_sorted",)
 
     def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
         """Build from ``initial`` (key -> priority).
 
         Complexity: O(n log n).
         """
-        self._tie = resolve_tie(tie)
-        self._live: dict[K, _Entry[K, P]] = {}
-        tie_of = self._tie
-        if initial:
-            for key, prio in initial.items():
-                self._live[key] = _Entry(prio, key if tie_of is None else tie_of(key), key)
-        self._sorted: Any = SortedList(self._live.values())
+        super().__init__(initial, tie)
+        self._sorted: Any = SortedList(self._index.values())
 
     def _replace(self, old: _Entry[K, P] | None, new: _Entry[K, P]) -> None:
         self._sorted.add(new)
         if old is not None:
             self._sorted.remove(old)
-        self._live[new.key] = new
+        self._index[new.key] = new
 
-    def add(self, key: K, n: int = 1) -> None:
-        """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
-
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError.
-
-        Complexity: O(log n).
-        """
-        if n < 0:
-            raise negative_n_error("add", n)
-        entry = self._live.get(key)
-        if entry is None:
-            tie_of = self._tie
-            self._replace(None, _Entry(n, key if tie_of is None else tie_of(key), key))  # type: ignore[arg-type]
-            return
-        old: Any = entry.prio
-        new = old + n
-        if n:
-            self._replace(entry, _Entry(new, entry.tie, key))
-
-    def remove(self, key: K, n: int = 1) -> None:
-        """Decrease ``key``'s priority by ``n``; the key leaves when it reaches 0.
-
-        Raises :class:`~bpeds.errors.PreconditionError` (a ValueError) if the key
-        is absent or its count is smaller than ``n``; ValueError if ``n < 0``.
-
-        Complexity: O(log n).
-        """
-        if n < 0:
-            raise negative_n_error("remove", n)
-        entry = self._live.get(key)
-        if entry is None:
-            raise remove_absent_error(key)
-        old: Any = entry.prio
-        if old < n:
-            raise remove_too_many_error(key, old, n)
-        new = old - n
-        if new == 0:
-            self._sorted.remove(entry)
-            del self._live[key]
-        elif n:
-            self._replace(entry, _Entry(new, entry.tie, key))
-
-    def update(self, key: K, priority: P) -> None:
-        """Set ``key``'s priority (inserting it if absent).
-
-        Complexity: O(log n).
-        """
-        entry = self._live.get(key)
-        if entry is None:
-            tie_of = self._tie
-            self._replace(None, _Entry(priority, key if tie_of is None else tie_of(key), key))
-        else:
-            self._replace(entry, _Entry(priority, entry.tie, key))
-
-    def discard(self, key: K) -> None:
-        """Remove ``key`` whatever its priority; no error if it is absent.
-
-        Complexity: O(log n).
-        """
-        entry = self._live.pop(key, None)
-        if entry is not None:
-            self._sorted.remove(entry)
-
-    def count(self, key: K) -> P | int:
-        """The priority of ``key``, or ``0`` if it is absent. Complexity: O(1)."""
-        entry = self._live.get(key)
-        return 0 if entry is None else entry.prio
+    def _delete(self, entry: _Entry[K, P]) -> None:
+        self._sorted.remove(entry)
+        del self._index[entry.key]
 
     def top(self) -> tuple[K, P]:
         """The ``(key, priority)`` with the largest priority; EmptyError if empty.
 
         Complexity: O(1).
         """
-        if not self._live:
+        if not self._index:
             raise empty_error("top")
         entry: _Entry[K, P] = self._sorted[0]
         return entry.key, entry.prio
@@ -473,10 +393,10 @@ class SortedMultiset(Generic[K, P]):
 
         Complexity: O(log n).
         """
-        if not self._live:
+        if not self._index:
             raise empty_error("pop")
         entry: _Entry[K, P] = self._sorted.pop(0)
-        del self._live[entry.key]
+        del self._index[entry.key]
         return entry.key, entry.prio
 
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
@@ -486,11 +406,6 @@ class SortedMultiset(Generic[K, P]):
         """
         check_most_common_n(n)
         return [(e.key, e.prio) for e in islice(self._sorted, n)]
-
-    def items(self) -> Iterator[tuple[K, P]]:
-        """Every ``(key, priority)``, in no particular order. Complexity: O(1) per item."""
-        for entry in self._live.values():
-            yield entry.key, entry.prio
 
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.
@@ -502,8 +417,7 @@ class SortedMultiset(Generic[K, P]):
         Complexity: O(n).
         """
         sl = self._sorted
-        live = self._live
-        tie_of = self._tie
+        live = self._index
         # SortedList._check() compares with <= (and prints); check its bookkeeping directly.
         lists = sl._lists
         maxes = sl._maxes
@@ -520,43 +434,21 @@ class SortedMultiset(Generic[K, P]):
         for i, entry in enumerate(entries):
             if live.get(entry.key) is not entry:
                 raise InvariantError(f"sorted[{i}] is not its key's entry", self._dump(entry))
-            expected = entry.key if tie_of is None else tie_of(entry.key)
-            if expected != entry.tie:
-                raise InvariantError(
-                    f"{entry.key!r} has tie key {entry.tie!r}, tie(key) is {expected!r}",
-                    self._dump(entry),
-                )
             if previous is not None and not previous < entry:
                 raise InvariantError(
                     f"order: sorted[{i - 1}] does not rank before sorted[{i}]", self._dump(entry)
                 )
             previous = entry
+        self._check_entries()
 
     def _dump(self, at: object = None) -> dict[str, object]:
-        return {"size": len(self._live), "head": list(islice(self._sorted, 16)), "at": at}
-
-    def __len__(self) -> int:
-        """The number of keys. Complexity: O(1)."""
-        return len(self._live)
-
-    def __contains__(self, key: object) -> bool:
-        """Whether ``key`` is present. Complexity: O(1)."""
-        return key in self._live
-
-    def __iter__(self) -> Iterator[K]:
-        """Every key, in no particular order. Complexity: O(1) per key."""
-        return iter(self._live)
-
-    def __repr__(self) -> str:
-        """``SortedMultiset({key: priority, ...})``, best first. Complexity: O(n)."""
-        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
-        return f"{type(self).__name__}({{{body}}})"
+        return {"size": len(self._index), "head": list(islice(self._sorted, 16)), "at": at}
 
 
 _UNSET: Any = object()
 
 
-class CounterMultiset(Generic[K, P]):
+class CounterMultiset(MultisetBase[K, P]):
     """A dict of priorities and a linear scan for the top: the naive baseline.
 
     ``add``/``remove``/``update`` are O(1); ``top``/``pop`` scan every key.
@@ -568,14 +460,14 @@ class CounterMultiset(Generic[K, P]):
     (('c', 4), [('a', 1)])
     """
 
-    __slots__ = ("_prio", "_tie", "_ties")
+    __slots__ = ("_prio", "_ties")
 
     def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
         """Build from ``initial`` (key -> priority).
 
         Complexity: O(n).
         """
-        self._tie = resolve_tie(tie)
+        super().__init__(tie)
         self._prio: dict[K, P] = {}
         self._ties: dict[K, Any] = {}
         if initial:
@@ -707,18 +599,16 @@ class CounterMultiset(Generic[K, P]):
         """
         prio = self._prio
         ties = self._ties
-        tie_of = self._tie
         if prio.keys() != ties.keys():
             raise InvariantError(
                 "priority and tie-key dicts disagree on the keys",
                 {"only_prio": prio.keys() - ties.keys(), "only_ties": ties.keys() - prio.keys()},
             )
         for key, tie in ties.items():
-            expected = key if tie_of is None else tie_of(key)
-            if expected != tie:
+            problem = self._tie_problem(key, tie)
+            if problem is not None:
                 raise InvariantError(
-                    f"{key!r} has tie key {tie!r}, tie(key) is {expected!r}",
-                    {"key": key, "prio": prio[key], "tie": tie},
+                    f"{key!r} {problem}", {"key": key, "prio": prio[key], "tie": tie}
                 )
 
     def __len__(self) -> int:
@@ -732,8 +622,3 @@ class CounterMultiset(Generic[K, P]):
     def __iter__(self) -> Iterator[K]:
         """Every key, in no particular order. Complexity: O(1) per key."""
         return iter(self._prio)
-
-    def __repr__(self) -> str:
-        """``CounterMultiset({key: priority, ...})``, best first. Complexity: O(n log n)."""
-        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
-        return f"{type(self).__name__}({{{body}}})"

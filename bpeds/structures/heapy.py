@@ -17,21 +17,18 @@ mutating the structure while iterating over ``items()``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Mapping
 from heapq import heappop, heappush
 from typing import Any, Generic, TypeVar
 
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
+    BinaryHeap,
     Ranked,
-    check_most_common_n,
-    empty_error,
     negative_n_error,
-    rank_sorted,
     ranks_before,
     remove_absent_error,
     remove_too_many_error,
-    resolve_tie,
 )
 from bpeds.structures.protocols import TieKey
 
@@ -59,7 +56,7 @@ class _Node(Generic[K, P]):
         return f"_Node(prio={self.prio!r}, tie={self.tie!r}, key={self.key!r}, parent={parent!r})"
 
 
-class Heapy(Generic[K, P]):
+class Heapy(BinaryHeap[K, P, _Node[K, P]]):
     """A pointer-based binary max-heap: nodes linked to parent and children.
 
     Same behaviour as every :class:`~bpeds.structures.protocols.Multiset`:
@@ -78,21 +75,18 @@ class Heapy(Generic[K, P]):
     >>> h.check()
     """
 
-    __slots__ = ("_nodes", "_root", "_tie", "sifts")
+    __slots__ = ("_root",)
 
     def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
         """Build a heap from ``initial`` (key -> priority) in O(n) by bottom-up heapify.
 
         Complexity: O(n) for n initial keys (plus n calls to ``tie``).
         """
-        self._tie = resolve_tie(tie)
+        super().__init__(tie)
         self._root: _Node[K, P] | None = None
-        self._nodes: dict[K, _Node[K, P]] = {}
-        #: Nodes moved one level by sifting (a machine-independent cost).
-        self.sifts = 0
         if initial:
             tie_of = self._tie
-            nodes = self._nodes
+            nodes = self._index
             order: list[_Node[K, P]] = []
             for key, prio in initial.items():
                 node = _Node(prio, key if tie_of is None else tie_of(key), key)
@@ -124,6 +118,26 @@ class Heapy(Generic[K, P]):
             node = node.right if slot & bit else node.left
             bit >>= 1
         raise InvariantError(f"no node at slot {slot} of a heap of {len(self)}", self._dump())
+
+    def _first(self) -> _Node[K, P] | None:
+        return self._root
+
+    def _walk(self, n: int) -> list[tuple[K, P]]:
+        """The ``n`` best items (4 * n < size), walking the tree best-first."""
+        root = self._root
+        assert root is not None
+        out: list[tuple[K, P]] = []
+        frontier = [Ranked(root.prio, root.tie, root)]
+        while len(out) < n:
+            x = heappop(frontier).payload
+            out.append((x.key, x.prio))
+            left = x.left
+            if left is not None:
+                heappush(frontier, Ranked(left.prio, left.tie, left))
+                right = x.right
+                if right is not None:
+                    heappush(frontier, Ranked(right.prio, right.tie, right))
+        return out
 
     # -- sifting (textbook names: _sift_up moves towards the root) ---------------------------
 
@@ -241,7 +255,7 @@ class Heapy(Generic[K, P]):
     def _insert(self, key: K, prio: P) -> None:
         tie_of = self._tie
         node = _Node(prio, key if tie_of is None else tie_of(key), key)
-        nodes = self._nodes
+        nodes = self._index
         slot = len(nodes) + 1
         if slot == 1:
             self._root = node
@@ -260,7 +274,7 @@ class Heapy(Generic[K, P]):
             raise
 
     def _delete(self, x: _Node[K, P]) -> None:
-        nodes = self._nodes
+        nodes = self._index
         last = self._node_at(len(nodes))
         del nodes[x.key]
         lp = last.parent
@@ -313,7 +327,7 @@ class Heapy(Generic[K, P]):
         """
         if n < 0:
             raise negative_n_error("add", n)
-        node = self._nodes.get(key)
+        node = self._index.get(key)
         if node is None:
             self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
             return
@@ -342,7 +356,7 @@ class Heapy(Generic[K, P]):
         """
         if n < 0:
             raise negative_n_error("remove", n)
-        node = self._nodes.get(key)
+        node = self._index.get(key)
         if node is None:
             raise remove_absent_error(key)
         old: Any = node.prio
@@ -375,7 +389,7 @@ class Heapy(Generic[K, P]):
 
         Complexity: O(log n).
         """
-        node = self._nodes.get(key)
+        node = self._index.get(key)
         if node is None:
             self._insert(key, priority)
             return
@@ -391,79 +405,6 @@ class Heapy(Generic[K, P]):
             self._resift(node)
             raise
 
-    def discard(self, key: K) -> None:
-        """Remove ``key`` whatever its priority; no error if it is absent.
-
-        Complexity: O(log n).
-        """
-        node = self._nodes.get(key)
-        if node is not None:
-            self._delete(node)
-
-    def count(self, key: K) -> P | int:
-        """The priority of ``key``, or ``0`` if it is absent (like ``Counter``).
-
-        Complexity: O(1).
-        """
-        node = self._nodes.get(key)
-        return 0 if node is None else node.prio
-
-    def top(self) -> tuple[K, P]:
-        """The ``(key, priority)`` with the largest priority; EmptyError if empty.
-
-        Complexity: O(1).
-        """
-        root = self._root
-        if root is None:
-            raise empty_error("top")
-        return root.key, root.prio
-
-    def pop(self) -> tuple[K, P]:
-        """Remove and return ``top()``; EmptyError if empty.
-
-        Complexity: O(log n).
-        """
-        root = self._root
-        if root is None:
-            raise empty_error("pop")
-        self._delete(root)
-        return root.key, root.prio
-
-    def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
-        """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
-
-        Small ``n`` walks the tree best-first (a frontier of candidates);
-        large ``n`` sorts everything. ``n < 0`` raises ValueError.
-
-        Complexity: O(n log n) for the n returned; O(size log size) when n is
-        None or a sizeable fraction of the size.
-        """
-        check_most_common_n(n)
-        nodes = self._nodes
-        root = self._root
-        if n is None or root is None or 4 * n >= len(nodes):
-            return rank_sorted((x.key, x.prio, x.tie) for x in nodes.values())[:n]
-        out: list[tuple[K, P]] = []
-        frontier = [Ranked(root.prio, root.tie, root)]
-        while len(out) < n:
-            x = heappop(frontier).payload
-            out.append((x.key, x.prio))
-            left = x.left
-            if left is not None:
-                heappush(frontier, Ranked(left.prio, left.tie, left))
-                right = x.right
-                if right is not None:
-                    heappush(frontier, Ranked(right.prio, right.tie, right))
-        return out
-
-    def items(self) -> Iterator[tuple[K, P]]:
-        """Every ``(key, priority)``, in no particular order.
-
-        Complexity: O(1) per item.
-        """
-        for node in self._nodes.values():
-            yield node.key, node.prio
-
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.
 
@@ -474,8 +415,7 @@ class Heapy(Generic[K, P]):
 
         Complexity: O(n).
         """
-        nodes = self._nodes
-        tie_of = self._tie
+        nodes = self._index
         size = len(nodes)
         if not isinstance(self.sifts, int) or self.sifts < 0:
             raise InvariantError(f"sifts counter is {self.sifts!r}", self._dump())
@@ -494,12 +434,9 @@ class Heapy(Generic[K, P]):
                 )
             if nodes.get(x.key) is not x:
                 raise InvariantError(f"dict[{x.key!r}] is not its node", self._dump(x))
-            expected = x.key if tie_of is None else tie_of(x.key)
-            if expected != x.tie:
-                raise InvariantError(
-                    f"node {x.key!r} has tie key {x.tie!r}, tie(key) is {expected!r}",
-                    self._dump(x),
-                )
+            problem = self._tie_problem(x.key, x.tie)
+            if problem is not None:
+                raise InvariantError(f"node {x.key!r} {problem}", self._dump(x))
             parent = x.parent
             if parent is not None and ranks_before(x.prio, x.tie, parent.prio, parent.tie):
                 raise InvariantError(
@@ -533,7 +470,7 @@ class Heapy(Generic[K, P]):
             )
 
     def _dump(self, at: _Node[K, P] | None = None) -> dict[str, object]:
-        state: dict[str, object] = {"size": len(self._nodes), "sifts": self.sifts}
+        state: dict[str, object] = {"size": len(self._index), "sifts": self.sifts}
         head: list[_Node[K, P]] = []
         root = self._root
         if root is not None:
@@ -549,20 +486,3 @@ class Heapy(Generic[K, P]):
             state["at"] = at
             state["parent"] = at.parent
         return state
-
-    def __len__(self) -> int:
-        """The number of keys. Complexity: O(1)."""
-        return len(self._nodes)
-
-    def __contains__(self, key: object) -> bool:
-        """Whether ``key`` is present. Complexity: O(1)."""
-        return key in self._nodes
-
-    def __iter__(self) -> Iterator[K]:
-        """Every key, in no particular order. Complexity: O(1) per key."""
-        return iter(self._nodes)
-
-    def __repr__(self) -> str:
-        """``Heapy({key: priority, ...})``, best first. Complexity: O(n log n)."""
-        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
-        return f"{type(self).__name__}({{{body}}})"

@@ -17,21 +17,18 @@ mutating the structure while iterating over ``items()``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Mapping
 from heapq import heappop, heappush
 from typing import Any, Generic, TypeVar
 
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
+    BinaryHeap,
     Ranked,
-    check_most_common_n,
-    empty_error,
     negative_n_error,
-    rank_sorted,
     ranks_before,
     remove_absent_error,
     remove_too_many_error,
-    resolve_tie,
 )
 from bpeds.structures.protocols import TieKey
 
@@ -56,7 +53,7 @@ class _Entry(Generic[K, P]):
         return f"_Entry(prio={self.prio!r}, tie={self.tie!r}, key={self.key!r}, pos={self.pos})"
 
 
-class HeapyKiYay(Generic[K, P]):
+class HeapyKiYay(BinaryHeap[K, P, _Entry[K, P]]):
     """An array-based binary max-heap whose entries know their position.
 
     Counter vocabulary (``add``/``remove``/``count``/``most_common``) and heap
@@ -76,18 +73,15 @@ class HeapyKiYay(Generic[K, P]):
     >>> h.check()
     """
 
-    __slots__ = ("_heap", "_index", "_tie", "sifts")
+    __slots__ = ("_heap",)
 
     def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
         """Build a heap from ``initial`` (key -> priority) in O(n) by bottom-up heapify.
 
         Complexity: O(n) for n initial keys (plus n calls to ``tie``).
         """
-        self._tie = resolve_tie(tie)
+        super().__init__(tie)
         self._heap: list[_Entry[K, P]] = []
-        self._index: dict[K, _Entry[K, P]] = {}
-        #: Entries moved one level by sifting (a machine-independent cost).
-        self.sifts = 0
         if initial:
             heap = self._heap
             index = self._index
@@ -98,6 +92,27 @@ class HeapyKiYay(Generic[K, P]):
                 index[key] = entry
             for i in range((len(heap) >> 1) - 1, -1, -1):
                 self._sift_down(heap[i], i)
+
+    def _first(self) -> _Entry[K, P] | None:
+        heap = self._heap
+        return heap[0] if heap else None
+
+    def _walk(self, n: int) -> list[tuple[K, P]]:
+        """The ``n`` best items (4 * n < size), walking the array best-first."""
+        heap = self._heap
+        size = len(heap)
+        out: list[tuple[K, P]] = []
+        first = heap[0]
+        frontier = [Ranked(first.prio, first.tie, 0)]
+        while len(out) < n:
+            i = heappop(frontier).payload
+            entry = heap[i]
+            out.append((entry.key, entry.prio))
+            for c in (2 * i + 1, 2 * i + 2):
+                if c < size:
+                    child = heap[c]
+                    heappush(frontier, Ranked(child.prio, child.tie, c))
+        return out
 
     # -- sifting (textbook names: _sift_up moves towards the root) ---------------------------
 
@@ -300,86 +315,6 @@ class HeapyKiYay(Generic[K, P]):
             self._resift(entry)
             raise
 
-    def discard(self, key: K) -> None:
-        """Remove ``key`` whatever its priority; no error if it is absent.
-
-        Complexity: O(log n).
-        """
-        entry = self._index.get(key)
-        if entry is not None:
-            self._delete(entry)
-
-    def count(self, key: K) -> P | int:
-        """The priority of ``key``, or ``0`` if it is absent (like ``Counter``).
-
-        Complexity: O(1).
-        """
-        entry = self._index.get(key)
-        return 0 if entry is None else entry.prio
-
-    def top(self) -> tuple[K, P]:
-        """The ``(key, priority)`` with the largest priority; EmptyError if empty.
-
-        Complexity: O(1).
-        """
-        heap = self._heap
-        if not heap:
-            raise empty_error("top")
-        entry = heap[0]
-        return entry.key, entry.prio
-
-    def pop(self) -> tuple[K, P]:
-        """Remove and return ``top()``; EmptyError if empty.
-
-        Complexity: O(log n).
-        """
-        heap = self._heap
-        if not heap:
-            raise empty_error("pop")
-        first = heap[0]
-        del self._index[first.key]
-        last = heap.pop()
-        if last is not first:
-            heap[0] = last
-            last.pos = 0
-            self._sift_down(last, 0)
-        return first.key, first.prio
-
-    def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
-        """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
-
-        Small ``n`` walks the heap best-first (a frontier of candidates);
-        large ``n`` sorts everything. ``n < 0`` raises ValueError.
-
-        Complexity: O(n log n) for the n returned; O(size log size) when n is
-        None or a sizeable fraction of the size.
-        """
-        check_most_common_n(n)
-        heap = self._heap
-        size = len(heap)
-        if n is None or 4 * n >= size:
-            return rank_sorted((e.key, e.prio, e.tie) for e in heap)[:n]
-        out: list[tuple[K, P]] = []
-        first = heap[0]
-        frontier = [Ranked(first.prio, first.tie, 0)]
-        while len(out) < n:
-            i = heappop(frontier).payload
-            entry = heap[i]
-            out.append((entry.key, entry.prio))
-            for c in (2 * i + 1, 2 * i + 2):
-                if c < size:
-                    child = heap[c]
-                    heappush(frontier, Ranked(child.prio, child.tie, c))
-        return out
-
-    def items(self) -> Iterator[tuple[K, P]]:
-        """Every ``(key, priority)``, in no particular order.
-
-        Complexity: O(1) per item.
-        """
-        for entry in self._index.values():
-            yield entry.key, entry.prio
-
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.
 
@@ -391,7 +326,6 @@ class HeapyKiYay(Generic[K, P]):
         """
         heap = self._heap
         index = self._index
-        tie_of = self._tie
         if not isinstance(self.sifts, int) or self.sifts < 0:
             raise InvariantError(f"sifts counter is {self.sifts!r}", self._dump())
         if len(heap) != len(index):
@@ -407,12 +341,9 @@ class HeapyKiYay(Generic[K, P]):
                 raise InvariantError(
                     f"index[{entry.key!r}] is not the entry at heap[{i}]", self._dump(i)
                 )
-            expected = entry.key if tie_of is None else tie_of(entry.key)
-            if expected != entry.tie:
-                raise InvariantError(
-                    f"heap[{i}] has tie key {entry.tie!r}, tie(key) is {expected!r}",
-                    self._dump(i),
-                )
+            problem = self._tie_problem(entry.key, entry.tie)
+            if problem is not None:
+                raise InvariantError(f"heap[{i}] {problem}", self._dump(i))
             if i:
                 parent = heap[(i - 1) >> 1]
                 if ranks_before(entry.prio, entry.tie, parent.prio, parent.tie):
@@ -434,20 +365,3 @@ class HeapyKiYay(Generic[K, P]):
             if at:
                 state["parent"] = heap[(at - 1) >> 1]
         return state
-
-    def __len__(self) -> int:
-        """The number of keys. Complexity: O(1)."""
-        return len(self._heap)
-
-    def __contains__(self, key: object) -> bool:
-        """Whether ``key`` is present. Complexity: O(1)."""
-        return key in self._index
-
-    def __iter__(self) -> Iterator[K]:
-        """Every key, in no particular order. Complexity: O(1) per key."""
-        return iter(self._index)
-
-    def __repr__(self) -> str:
-        """``HeapyKiYay({key: priority, ...})``, best first. Complexity: O(n log n)."""
-        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
-        return f"{type(self).__name__}({{{body}}})"

@@ -4,7 +4,17 @@ The implementations live in their own modules (:mod:`~bpeds.structures.heapy`,
 :mod:`~bpeds.structures.heapykiyay`, :mod:`~bpeds.structures.batched`,
 :mod:`~bpeds.structures.baselines`); this module holds what they share: the
 ranking rule, argument checks and the error messages, so that every
-implementation says the same thing for the same mistake.
+implementation says the same thing for the same mistake, and the base classes
+that write the Counter vocabulary once on top of each structure's primitives:
+
+* :class:`MultisetBase`: the tie function, ``repr`` and the tie-key check;
+* :class:`IndexedMultiset`: a dict ``_index`` from each key to its entry
+  (``count``, ``discard``, ``items``, ``len``, ``in``, ``iter``);
+* :class:`BinaryHeap`: a max-heap of those entries (``top``, ``pop``,
+  ``most_common``, the ``sifts`` counter).
+
+The hot paths (``add``/``remove``/``update`` and the sift loops) stay written
+out in each structure: a shared version would cost a Python call per operation.
 
 Ranking. ``a`` *ranks before* ``b`` when ``b.priority < a.priority``, or when
 neither priority is smaller than the other and ``a.tie < b.tie`` (the
@@ -26,13 +36,16 @@ leaves behind in that case.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
-from typing import Any, Generic, TypeVar
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Any, Generic, Protocol, TypeVar
 
 from bpeds.errors import EmptyError, PreconditionError
 from bpeds.structures.protocols import TieKey
 
 __all__ = [
+    "BinaryHeap",
+    "IndexedMultiset",
+    "MultisetBase",
     "Ranked",
     "check_most_common_n",
     "empty_error",
@@ -47,6 +60,17 @@ __all__ = [
 K = TypeVar("K", bound=Hashable)
 P = TypeVar("P")
 T = TypeVar("T")
+
+
+class _Entry(Protocol):
+    """What an :class:`IndexedMultiset` keeps for each key."""
+
+    key: Any
+    prio: Any
+    tie: Any
+
+
+E = TypeVar("E", bound=_Entry)
 
 
 def ranks_before(prio_a: Any, tie_a: Any, prio_b: Any, tie_b: Any) -> bool:
@@ -161,3 +185,148 @@ def resolve_tie(tie: TieKey | None) -> TieKey | None:
     if tie is not None and not callable(tie):
         raise TypeError(f"tie must be a callable key -> tie key, or None; got {tie!r}")
     return tie
+
+
+class MultisetBase(Generic[K, P]):
+    """What every multiset of bpeds shares, whatever it stores: the tie function and ``repr``.
+
+    Subclasses call ``super().__init__(tie)`` and implement the protocol.
+    """
+
+    __slots__ = ("_tie",)
+
+    def __init__(self, tie: TieKey | None) -> None:
+        self._tie = resolve_tie(tie)
+
+    def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
+        raise NotImplementedError
+
+    def _tie_problem(self, key: object, tie: object) -> str | None:
+        """For ``check()``: what is wrong with ``key``'s stored tie key, or None."""
+        tie_of = self._tie
+        expected = key if tie_of is None else tie_of(key)
+        if expected != tie:
+            return f"has tie key {tie!r}, tie(key) is {expected!r}"
+        return None
+
+    def __repr__(self) -> str:
+        """``ClassName({key: priority, ...})``, best first.
+
+        Complexity: that of ``most_common()`` plus O(n): O(n log n) at most.
+        """
+        body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
+        return f"{type(self).__name__}({{{body}}})"
+
+
+class IndexedMultiset(MultisetBase[K, P], Generic[K, P, E]):
+    """A multiset that keeps a dict ``_index`` from each key to its entry.
+
+    An entry has ``key``, ``prio`` and ``tie`` attributes. Subclasses implement
+    ``_delete(entry)`` (take a present key's entry out) and the rest of the
+    protocol.
+    """
+
+    __slots__ = ("_index",)
+
+    def __init__(self, tie: TieKey | None) -> None:
+        super().__init__(tie)
+        self._index: dict[K, E] = {}
+
+    def _delete(self, entry: E) -> None:
+        raise NotImplementedError
+
+    def discard(self, key: K) -> None:
+        """Remove ``key`` whatever its priority; no error if it is absent.
+
+        Complexity: O(log n).
+        """
+        entry = self._index.get(key)
+        if entry is not None:
+            self._delete(entry)
+
+    def count(self, key: K) -> P | int:
+        """The priority of ``key``, or ``0`` if it is absent (like ``Counter``).
+
+        Complexity: O(1).
+        """
+        entry = self._index.get(key)
+        return 0 if entry is None else entry.prio
+
+    def items(self) -> Iterator[tuple[K, P]]:
+        """Every ``(key, priority)``, in no particular order.
+
+        Complexity: O(1) per item.
+        """
+        for entry in self._index.values():
+            yield entry.key, entry.prio
+
+    def __len__(self) -> int:
+        """The number of keys. Complexity: O(1)."""
+        return len(self._index)
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is present. Complexity: O(1)."""
+        return key in self._index
+
+    def __iter__(self) -> Iterator[K]:
+        """Every key, in no particular order. Complexity: O(1) per key."""
+        return iter(self._index)
+
+
+class BinaryHeap(IndexedMultiset[K, P, E]):
+    """An :class:`IndexedMultiset` whose entries form a binary max-heap under "ranks before".
+
+    Subclasses implement ``_first()`` (the root entry, or None if empty),
+    ``_delete(entry)`` and ``_walk(n)`` (the ``n`` best items, by a best-first
+    walk of their own shape), and add to ``sifts`` the entries their sifts
+    move one level.
+    """
+
+    __slots__ = ("sifts",)
+
+    def __init__(self, tie: TieKey | None) -> None:
+        super().__init__(tie)
+        #: Entries moved one level by sifting (a machine-independent cost).
+        self.sifts = 0
+
+    def _first(self) -> E | None:
+        raise NotImplementedError
+
+    def _walk(self, n: int) -> list[tuple[K, P]]:
+        raise NotImplementedError
+
+    def top(self) -> tuple[K, P]:
+        """The ``(key, priority)`` with the largest priority; EmptyError if empty.
+
+        Complexity: O(1).
+        """
+        first = self._first()
+        if first is None:
+            raise empty_error("top")
+        return first.key, first.prio
+
+    def pop(self) -> tuple[K, P]:
+        """Remove and return ``top()``; EmptyError if empty.
+
+        Complexity: O(log n).
+        """
+        first = self._first()
+        if first is None:
+            raise empty_error("pop")
+        self._delete(first)
+        return first.key, first.prio
+
+    def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
+        """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
+
+        Small ``n`` walks the heap best-first (a frontier of candidates);
+        large ``n`` sorts everything. ``n < 0`` raises ValueError.
+
+        Complexity: O(n log n) for the n returned; O(size log size) when n is
+        None or a sizeable fraction of the size.
+        """
+        check_most_common_n(n)
+        index = self._index
+        if n is None or 4 * n >= len(index):
+            return rank_sorted((e.key, e.prio, e.tie) for e in index.values())[:n]
+        return self._walk(n)
