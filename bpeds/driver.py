@@ -39,6 +39,7 @@ from bpeds.scoring.base import Dependency, Score, Stats, Totals
 from bpeds.scoring.strategies import Frequency, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.structures.heapykiyay import HeapyKiYay
+from bpeds.structures.intheap import IntHeap
 from bpeds.structures.protocols import Multiset
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 
@@ -74,7 +75,8 @@ class MergeDriver:
     (default :class:`~bpeds.scoring.strategies.Frequency`). ``tie``: a
     :class:`~bpeds.scoring.ties.TieRule` or its name (default ``smallest_ids``).
     ``multiset``: a factory ``f(tie=...)`` of any
-    :class:`~bpeds.structures.protocols.Multiset` (default ``HeapyKiYay``).
+    :class:`~bpeds.structures.protocols.Multiset` (default: ``IntHeap`` when
+    priorities are counts and tie keys ints, else ``HeapyKiYay``).
     ``counting``: ``"overlapping"`` or ``"non_overlapping"``. Pairs seen fewer
     than ``min_count`` times, or longer than ``max_token_length`` bytes, are
     never merged.
@@ -106,7 +108,7 @@ class MergeDriver:
         self.num_merges = num_merges
         self.score = Frequency() if score is None else get_score(score)
         self.tie = tie_rule(tie)
-        self.multiset = HeapyKiYay if multiset is None else multiset
+        self.multiset = multiset
         self.counting = counting
         self.min_count = min_count
         self.max_token_length = max_token_length
@@ -203,7 +205,11 @@ class MergeDriver:
                 pos = pos_lb.get(k, 0)
             return (s << shift) - pos if fast_count else (s, -pos)
 
-        heap: Multiset[int, Any] = self.multiset(tie=None if leftmost else self.tie.heap_tie(vocab))
+        factory = self.multiset
+        if factory is None:
+            # Int priorities with int tie keys fit IntHeap: one C heapq of packed ints.
+            factory = IntHeap if fast_count and self.tie.int_ties else HeapyKiYay
+        heap: Multiset[int, Any] = factory(tie=None if leftmost else self.tie.heap_tie(vocab))
         score.begin_step(stats)
         for k in counts:
             p = priority(k, False)

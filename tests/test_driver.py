@@ -34,6 +34,7 @@ from bpeds.structures.baselines import CounterMultiset, HeapqMultiset, SortedMul
 from bpeds.structures.batched import Batched
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
+from bpeds.structures.intheap import IntHeap
 from bpeds.testing.oracle import brute_force_merges
 from tests.hf_reference import hf_byte_level_trained, hf_merges_as_bytes
 from tests.minbpe_rule import minbpe_merges
@@ -73,7 +74,8 @@ TIES: dict[str, Callable[[], TieRule]] = {
     "hf_order": lambda: SmallestIds(list(reversed(range(256)))),
     "lexicographic": Lexicographic,
 }
-MULTISETS: dict[str, Callable[..., Any]] = {
+MULTISETS: dict[str, Callable[..., Any] | None] = {
+    "default": None,
     "HeapyKiYay": HeapyKiYay,
     "Heapy": Heapy,
     "Batched(HeapyKiYay)": lambda tie: Batched(HeapyKiYay(tie=tie)),
@@ -134,6 +136,32 @@ def test_driver_equals_oracle(
         score=SCORES[score](),
         tie=TIES[tie](),
         multiset=MULTISETS[multiset],
+    )
+    assert got == expected
+
+
+# Int priorities with int tie keys: integer scores with a static int tie rule, and counts
+# with leftmost (folded into one int). Other scores under leftmost keep (score, -position).
+INT_COMBOS = [
+    *(
+        (score, tie)
+        for score in ("length_weighted", "user_parts")
+        for tie in ("smallest_ids", "hf_order")
+    ),
+    *(("frequency", tie) for tie in ("leftmost", "smallest_ids", "hf_order")),
+]
+
+
+@pytest.mark.parametrize("representation", CORPORA)
+@pytest.mark.parametrize(("score", "tie"), INT_COMBOS)
+@settings(max_examples=12)
+@given(items=corpora, merges=st.integers(1, 12))
+def test_int_heap_equals_oracle(
+    score: str, tie: str, representation: str, items: list[tuple[bytes, int]], merges: int
+) -> None:
+    """IntHeap holds int priorities with int tie keys: every such combination."""
+    got, expected = run_both(
+        items, merges, representation, score=SCORES[score](), tie=TIES[tie](), multiset=IntHeap
     )
     assert got == expected
 

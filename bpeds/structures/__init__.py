@@ -4,7 +4,8 @@
 - :class:`Leap`: a list whose nodes are also threaded through chains of equal values.
 - :class:`Multiset` implementations (max-heaps with update/remove in O(log n)):
   :class:`Heapy` (pointer-based), :class:`HeapyKiYay` (array-based), :class:`Batched`
-  (lazy, netted batching around any of them), and the baselines :class:`HeapqMultiset`,
+  (lazy, netted batching around any of them), :class:`IntHeap` (a lazy max-heap of
+  int priorities and int ties in C ``heapq``), and the baselines :class:`HeapqMultiset`,
   :class:`SortedMultiset`, :class:`CounterMultiset`.
 - :class:`LazyIndex` with pluggable compaction policies (:class:`NeverCompact`,
   :class:`ThresholdCompaction`, :class:`AdaptiveCompaction`, or your own).
@@ -21,6 +22,7 @@ from bpeds.structures.compaction import AdaptiveCompaction, NeverCompact, Thresh
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.indexed_list import IndexedList, ListNode
+from bpeds.structures.intheap import IntHeap
 from bpeds.structures.lazy_index import LazyIndex
 from bpeds.structures.leap import Leap, LeapNode
 from bpeds.structures.protocols import CompactionPolicy, CompactionStats, Multiset, TieKey
@@ -35,6 +37,7 @@ __all__ = [
     "Heapy",
     "HeapyKiYay",
     "IndexedList",
+    "IntHeap",
     "LazyIndex",
     "Leap",
     "LeapNode",
