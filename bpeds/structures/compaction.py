@@ -181,7 +181,48 @@ class NeverCompact:
         _check_stats(self.stats, self)
 
 
-class ThresholdCompaction:
+class _PerKeyPolicy:
+    """What the policies with per-key state share: that state and the append (growth) rule.
+
+    Subclasses validate their arguments (in their own order) and pass the
+    validated ``size_threshold`` and ``growth`` on.
+    """
+
+    __slots__ = ("_states", "append_floor", "growth", "size_threshold", "stats")
+
+    def __init__(self, size_threshold: int, growth: float | None) -> None:
+        self.size_threshold = size_threshold
+        self.growth = growth
+        #: ``after_append`` cannot say yes below ``size_threshold``.
+        self.append_floor = size_threshold if growth is not None else sys.maxsize
+        self.stats = CompactionStats()
+        self._states: dict[Hashable, _KeyState] = {}
+
+    def after_append(self, key: Hashable, size: int) -> bool:
+        """True if the list reached ``size_threshold`` and grew ``growth``-fold.
+
+        Complexity: O(1).
+        """
+        if self.growth is None or size < self.size_threshold:
+            return False
+        state = self._states.get(key)
+        return state is None or size >= self.growth * state.base
+
+    def forget(self, key: Hashable) -> None:
+        """Drop the state of a key that left the index (a payoff history, if any, stays).
+
+        Complexity: O(1).
+        """
+        self._states.pop(key, None)
+
+    def _check_states(self) -> None:
+        for key, state in self._states.items():
+            problem = state.problems()
+            if problem is not None:
+                raise InvariantError(f"key {key!r}: {problem}", (self, state))
+
+
+class ThresholdCompaction(_PerKeyPolicy):
     """Fixed thresholds (the seed's step 9: 2048 / 512 / 0.25).
 
     For each key the policy counts, since the key's last compaction (or since
@@ -214,15 +255,7 @@ class ThresholdCompaction:
     CompactionStats(entries_scanned=3, compactions=1, entries_dropped=2)
     """
 
-    __slots__ = (
-        "_states",
-        "append_floor",
-        "growth",
-        "live_ratio",
-        "min_touched",
-        "size_threshold",
-        "stats",
-    )
+    __slots__ = ("live_ratio", "min_touched")
 
     def __init__(
         self,
@@ -231,14 +264,10 @@ class ThresholdCompaction:
         live_ratio: float = 0.25,
         growth: float | None = 2.0,
     ) -> None:
-        self.size_threshold = _check_int("size_threshold", size_threshold, 1)
+        size_threshold = _check_int("size_threshold", size_threshold, 1)
         self.min_touched = _check_int("min_touched", min_touched, 1)
         self.live_ratio = _check_ratio("live_ratio", live_ratio)
-        self.growth = _check_growth(growth)
-        #: ``after_append`` cannot say yes below ``size_threshold``.
-        self.append_floor = self.size_threshold if self.growth is not None else sys.maxsize
-        self.stats = CompactionStats()
-        self._states: dict[Hashable, _KeyState] = {}
+        super().__init__(size_threshold, _check_growth(growth))
 
     def __repr__(self) -> str:
         return (
@@ -263,29 +292,12 @@ class ThresholdCompaction:
             size >= self.size_threshold or touched >= self.min_touched
         )
 
-    def after_append(self, key: Hashable, size: int) -> bool:
-        """True if the list reached ``size_threshold`` and grew ``growth``-fold.
-
-        Complexity: O(1).
-        """
-        if self.growth is None or size < self.size_threshold:
-            return False
-        state = self._states.get(key)
-        return state is None or size >= self.growth * state.base
-
     def compacted(self, key: Hashable, before: int, after: int) -> None:
         """Reset the key's counters; remember its new length for the growth rule.
 
         Complexity: O(1).
         """
         self._states[key] = _KeyState(base=after)
-
-    def forget(self, key: Hashable) -> None:
-        """Drop the state of a key that left the index.
-
-        Complexity: O(1).
-        """
-        self._states.pop(key, None)
 
     def state(self, key: Hashable) -> dict[str, int]:
         """The key's counters (``touched``, ``live``, ``reads``, ``base``), for inspection.
@@ -308,13 +320,10 @@ class ThresholdCompaction:
         Complexity: O(number of keys with state).
         """
         _check_stats(self.stats, self)
-        for key, state in self._states.items():
-            problem = state.problems()
-            if problem is not None:
-                raise InvariantError(f"key {key!r}: {problem}", (self, state))
+        self._check_states()
 
 
-class AdaptiveCompaction:
+class AdaptiveCompaction(_PerKeyPolicy):
     """Waste ratio, per-key cooldown and payoff feedback (the seed's step 13).
 
     Per key, since its last compaction, the policy counts ``touched`` (entries
@@ -355,15 +364,10 @@ class AdaptiveCompaction:
 
     __slots__ = (
         "_history",
-        "_states",
-        "append_floor",
         "cooldown",
-        "growth",
         "max_waste",
         "min_touched",
         "min_waste",
-        "size_threshold",
-        "stats",
         "step",
         "target_payoff",
         "threshold",
@@ -391,12 +395,8 @@ class AdaptiveCompaction:
         self.max_waste = _check_ratio("max_waste", max_waste, self.min_waste)
         #: The waste ratio the read rule currently acts on.
         self.threshold = _check_ratio("waste", waste, self.min_waste, self.max_waste)
-        self.size_threshold = _check_int("size_threshold", size_threshold, 1)
-        self.growth = _check_growth(growth)
-        self.append_floor = self.size_threshold if self.growth is not None else sys.maxsize
-        self.stats = CompactionStats()
+        super().__init__(_check_int("size_threshold", size_threshold, 1), _check_growth(growth))
         self._history: deque[float] = deque(maxlen=_check_int("history", history, 1))
-        self._states: dict[Hashable, _KeyState] = {}
 
     def __repr__(self) -> str:
         return (
@@ -432,16 +432,6 @@ class AdaptiveCompaction:
             and touched - state.live >= self.threshold * touched
         )
 
-    def after_append(self, key: Hashable, size: int) -> bool:
-        """True if the list reached ``size_threshold`` and grew ``growth``-fold.
-
-        Complexity: O(1).
-        """
-        if self.growth is None or size < self.size_threshold:
-            return False
-        state = self._states.get(key)
-        return state is None or size >= self.growth * state.base
-
     def compacted(self, key: Hashable, before: int, after: int) -> None:
         """Record the payoff, retune the threshold and reset the key's counters.
 
@@ -456,13 +446,6 @@ class AdaptiveCompaction:
         elif mean > self.target_payoff:
             self.threshold = max(self.min_waste, self.threshold - self.step)
 
-    def forget(self, key: Hashable) -> None:
-        """Drop the state of a key that left the index (the history stays).
-
-        Complexity: O(1).
-        """
-        self._states.pop(key, None)
-
     def check(self) -> None:
         """Verify the stats, threshold bounds, history and per-key counters.
 
@@ -473,7 +456,4 @@ class AdaptiveCompaction:
             raise InvariantError("threshold outside [min_waste, max_waste]", self)
         if any(not 0.0 <= payoff <= 1.0 for payoff in self._history):
             raise InvariantError("a payoff outside [0, 1]", self)
-        for key, state in self._states.items():
-            problem = state.problems()
-            if problem is not None:
-                raise InvariantError(f"key {key!r}: {problem}", (self, state))
+        self._check_states()
