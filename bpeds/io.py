@@ -177,7 +177,8 @@ def read_text_blocks(
                 at = offset - pending + exc.start
                 raise InvalidTextError(
                     f"{os.fspath(path)}: invalid UTF-8 at byte offset {at} ({exc.reason}); "
-                    "fix the file or pass errors='replace' to read bad bytes as U+FFFD",
+                    "fix the file or pass errors='replace' (bpeds train --errors replace) "
+                    "to read bad bytes as U+FFFD",
                     os.fspath(path),
                     at,
                 ) from None
