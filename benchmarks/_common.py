@@ -36,6 +36,7 @@ from typing import Any
 __all__ = [
     "ChildResult",
     "ChildTimer",
+    "cpu_seconds",
     "machine_info",
     "markdown_table",
     "median",
@@ -103,8 +104,18 @@ def peak_rss_mib() -> float | None:
     return None
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) plus those of its reaped child processes.
+
+    A job that works in a process pool (``workers=2``) shuts the pool down
+    before it returns, so its workers' CPU time is counted once they are reaped.
+    """
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
 class ChildTimer:
-    """Wall (``perf_counter``) and process CPU (``process_time``, all threads) marks.
+    """Wall (``perf_counter``) and CPU (:func:`cpu_seconds`: threads and reaped children) marks.
 
     >>> t = ChildTimer()
     >>> t.mark("step")
@@ -114,12 +125,12 @@ class ChildTimer:
 
     def __init__(self) -> None:
         self._wall = self._wall0 = time.perf_counter()
-        self._cpu = self._cpu0 = time.process_time()
+        self._cpu = self._cpu0 = cpu_seconds()
         self._marks: dict[str, float] = {}
 
     def mark(self, name: str) -> None:
         """Record the time since the previous mark (or the start) as ``wall_name``/``cpu_name``."""
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), cpu_seconds()
         self._marks[f"wall_{name}"] = wall - self._wall
         self._marks[f"cpu_{name}"] = cpu - self._cpu
         self._wall, self._cpu = wall, cpu
@@ -127,7 +138,18 @@ class ChildTimer:
     def total(self, name: str) -> None:
         """Record the time since the start as ``wall_name``/``cpu_name``."""
         self._marks[f"wall_{name}"] = time.perf_counter() - self._wall0
-        self._marks[f"cpu_{name}"] = time.process_time() - self._cpu0
+        self._marks[f"cpu_{name}"] = cpu_seconds() - self._cpu0
+
+    def finish(self) -> None:
+        """End the job: its total as ``wall_job``/``cpu_job``, and the peak RSS so far.
+
+        The peak RSS is taken here so that what a benchmark does after the job
+        (listing every token's bytes, say) does not count.
+        """
+        self.total("job")
+        rss = peak_rss_mib()
+        if rss is not None:
+            self._marks["peak_rss_mib"] = rss
 
     def report(self) -> dict[str, float]:
         return dict(self._marks)

