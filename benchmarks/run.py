@@ -323,8 +323,8 @@ def bpeds_provenance(env_path: str | None) -> str:
     env = dict(os.environ)
     if env_path:
         env["PYTHONPATH"] = env_path
-    where = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    where = subprocess.run(  # from benchmarks/, as the children import it
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=HERE
     ).stdout
     from _common import package_provenance
 
@@ -442,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         before = machine_info()
         provenance = bpeds_provenance(env_path)
         if args.snapshot:
-            provenance = f"git archive of {commit} ({args.snapshot})"
+            where = provenance.split(" (")[0]  # the children import it from the snapshot
+            provenance = f"git archive of commit {commit} ({args.snapshot}), imported from {where}"
         start = time.monotonic()
         all_runs: list[Run] = []
         summary: list[dict[str, object]] = []
