@@ -29,6 +29,7 @@ to the merged tokens; ``GLOBAL`` when totals can raise: all pairs).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,7 @@ from bpeds.scoring.base import Dependency, Score, Stats, Totals
 from bpeds.scoring.strategies import Frequency, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.structures.heapykiyay import HeapyKiYay
-from bpeds.structures.intheap import IntHeap
+from bpeds.structures.lazyheap import LazyHeap
 from bpeds.structures.protocols import Multiset
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 
@@ -75,8 +76,8 @@ class MergeDriver:
     (default :class:`~bpeds.scoring.strategies.Frequency`). ``tie``: a
     :class:`~bpeds.scoring.ties.TieRule` or its name (default ``smallest_ids``).
     ``multiset``: a factory ``f(tie=...)`` of any
-    :class:`~bpeds.structures.protocols.Multiset` (default: ``IntHeap`` when
-    priorities are counts and tie keys ints, else ``HeapyKiYay``).
+    :class:`~bpeds.structures.protocols.Multiset` (default: ``LazyHeap`` for
+    frequency counts, else ``HeapyKiYay``).
     ``counting``: ``"overlapping"`` or ``"non_overlapping"``. Pairs seen fewer
     than ``min_count`` times, or longer than ``max_token_length`` bytes, are
     never merged.
@@ -146,7 +147,8 @@ class MergeDriver:
         run = self.corpus.start(self.counting, want_groups, length)
         init = run.initial()
         counts = init.pairs
-        unigram = init.unigram
+        # A Counter, so Stats.unigram can be its C lookup (0 for an absent token).
+        unigram = Counter(init.unigram)
         gcounts = init.group_pairs
         gtokens = init.group_tokens
         gbytes: tuple[int, ...] = tuple(gtokens)
@@ -207,14 +209,20 @@ class MergeDriver:
 
         factory = self.multiset
         if factory is None:
-            # Int priorities with int tie keys fit IntHeap: one C heapq of packed ints.
-            factory = IntHeap if fast_count and self.tie.int_ties else HeapyKiYay
+            # Counts only ever rise for new pairs, which suits LazyHeap (C heapq, a push
+            # per rise). Scores that rise often (PARTS: every pair of the merged tokens)
+            # would fill it with dead entries; HeapyKiYay updates those in place.
+            factory = LazyHeap if fast_count else HeapyKiYay
         heap: Multiset[int, Any] = factory(tie=None if leftmost else self.tie.heap_tie(vocab))
         score.begin_step(stats)
+        # What the driver last stored in the heap, per pair (outside the one-pass case):
+        # one dict lookup answers "absent or lower?" for any kind of priority.
+        pushed: dict[int, Any] = {}
         for k in counts:
             p = priority(k, False)
             if p is not None:
                 heap.update(k, p)
+                pushed[k] = p
 
         drop_dead = self.drop_dead
         # The common case (frequency, no length cap): priorities are ints > 0, computed
@@ -222,7 +230,9 @@ class MergeDriver:
         # absent key, so one lookup answers "absent or lower".
         one_pass = fast_count and max_len is None
         heap_count, heap_update, heap_discard = heap.count, heap.update, heap.discard
-        counts_get, pos_lb_get = counts.get, pos_lb.get
+        counts_get, pos_lb_get, pushed_get = counts.get, pos_lb.get, pushed.get
+        if one_pass:
+            pushed.clear()  # not used there: step 3 asks the heap itself
         done = 0
         while done < self.num_merges:
             # 1. select: re-validate the top until its stored priority is exact.
@@ -233,6 +243,7 @@ class MergeDriver:
                 fresh = priority(k, True)
                 if fresh is None:
                     heap.discard(k)
+                    pushed.pop(k, None)
                 elif fresh == stored:
                     break
                 elif fresh > stored:
@@ -244,6 +255,7 @@ class MergeDriver:
                     )
                 else:
                     heap.update(k, fresh)
+                    pushed[k] = fresh
             left, right = k >> PAIR_SHIFT, k & PAIR_MASK
             new = vocab.add(left, right)
             # The score without the tie component folded into the priority.
@@ -332,8 +344,9 @@ class MergeDriver:
                 rescore = ()
             elif before is not None and score.totals_can_raise(before, totals()):
                 rescore = list(counts)
-                for pk in [pk for pk in heap if pk not in counts]:
+                for pk in [pk for pk in pushed if pk not in counts]:
                     heap.discard(pk)
+                    del pushed[pk]
             elif want_groups or want_parts:
                 rescore = set(deltas.pairs)
                 if want_groups:
@@ -344,13 +357,30 @@ class MergeDriver:
             else:
                 rescore = deltas.pairs  # keys are unique already
             # As in step 3: only rises are pushed; a fall leaves an upper bound behind.
+            # (The priority is computed inline unless leftmost needs positions: this loop
+            # runs for every pair of the merged tokens under PARTS scores.)
             for pk in rescore:
-                p = priority(pk, False)
+                if leftmost:
+                    p = priority(pk, False)
+                else:
+                    c = counts_get(pk, 0)
+                    if c < min_count:
+                        p = None
+                    else:
+                        left_, right_ = pk >> PAIR_SHIFT, pk & PAIR_MASK
+                        if max_len is not None and length(left_) + length(right_) > max_len:
+                            p = None
+                        else:
+                            p = c if fast_count else raw_score(c, left_, right_, stats)
                 if p is None:
-                    if drop_dead and pk not in counts:
-                        heap.discard(pk)
-                elif pk not in heap or heap.count(pk) < p:
-                    heap.update(pk, p)
+                    if drop_dead and pk not in counts and pk in pushed:
+                        heap_discard(pk)
+                        del pushed[pk]
+                    continue
+                was = pushed_get(pk)
+                if was is None or was < p:
+                    heap_update(pk, p)
+                    pushed[pk] = p
 
             done += 1
             self.records.append(record)

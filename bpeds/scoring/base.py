@@ -29,6 +29,7 @@ exactness. See ``docs/scoring.md``.
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -78,23 +79,34 @@ class Totals:
     group_bytes: tuple[int, ...] = ()
 
 
+def _refuse_unigram(token: int) -> int:
+    raise DependencyError(
+        "this score read unigram counts but declared depends=Dependency.PAIR; "
+        "declare Dependency.PARTS so the driver tracks and re-scores them"
+    )
+
+
 class Stats:
     """The read-only view of training statistics a score is given.
 
     The driver owns and updates the underlying tables; a score only reads them.
     Reading a statistic outside the score's declared dependency raises
     :class:`DependencyError`. Every accessor is O(1).
+
+    ``length(token)``: byte length of a token (a fixed property: allowed for every
+    class). ``unigram(token)``: how many times the token occurs in the current
+    corpus (``PARTS`` and up). Both are plain callables stored on the instance (for
+    unigram counts, a ``Counter``'s own lookup), because scores call them in the
+    innermost loop of training.
     """
 
     __slots__ = (
         "_depends",
         "_group_counts",
-        "_group_tokens",
-        "_groups",
-        "_lengths",
         "_pair_key",
         "_totals_fn",
-        "_unigram",
+        "length",
+        "unigram",
     )
 
     def __init__(
@@ -107,24 +119,16 @@ class Stats:
         pair_key: Callable[[int, int], int] | None = None,
     ) -> None:
         self._depends = depends
-        self._lengths = lengths
-        self._unigram = unigram
+        self.length: Callable[[int], int] = lengths
+        self.unigram: Callable[[int], int]
+        if unigram is None:
+            self.unigram = _refuse_unigram
+        else:
+            counts = unigram if isinstance(unigram, Counter) else Counter(unigram)
+            self.unigram = counts.__getitem__
         self._totals_fn = totals
         self._group_counts = group_counts
         self._pair_key = pair_key
-
-    def length(self, token: int) -> int:
-        """Byte length of ``token`` (a fixed property: allowed for every class)."""
-        return self._lengths(token)
-
-    def unigram(self, token: int) -> int:
-        """How many times ``token`` occurs in the current corpus (``PARTS`` and up)."""
-        if self._unigram is None:
-            raise DependencyError(
-                "this score read unigram counts but declared depends=Dependency.PAIR; "
-                "declare Dependency.PARTS so the driver tracks and re-scores them"
-            )
-        return self._unigram.get(token, 0)
 
     def totals(self) -> Totals:
         """Corpus totals now (``GLOBAL`` only)."""
@@ -148,9 +152,8 @@ class Score:
     """Base class of scoring strategies. Subclass it, or use :func:`score_function`.
 
     Override :meth:`score`; set ``depends`` (and ``needs_groups`` if the score
-    reads per-group counts); for ``GLOBAL`` scores override
-    :meth:`totals_can_raise` when you can prove totals changes only lower
-    untouched scores (it is what keeps them cheap).
+    reads per-group counts); for ``GLOBAL`` scores override :meth:`totals_can_raise` when you can prove totals
+    changes only lower untouched scores (it is what keeps them cheap).
     """
 
     name: str = "score"

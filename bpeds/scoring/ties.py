@@ -40,8 +40,6 @@ class TieRule:
 
     name: str = "tie"
     dynamic: bool = False
-    #: Whether :meth:`heap_tie` gives int tie keys (so an ``IntHeap`` can hold them).
-    int_ties: bool = True
 
     def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
         """The tie-key function over packed pairs for the heap (None: the packed key)."""
@@ -133,7 +131,6 @@ class Lexicographic(TieRule):
     """Lowest ``(bytes(left), bytes(right))`` wins."""
 
     name = "lexicographic"
-    int_ties = False
 
     def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
         def tie(key: int) -> _BytesKey:

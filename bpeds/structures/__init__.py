@@ -4,8 +4,8 @@
 - :class:`Leap`: a list whose nodes are also threaded through chains of equal values.
 - :class:`Multiset` implementations (max-heaps with update/remove in O(log n)):
   :class:`Heapy` (pointer-based), :class:`HeapyKiYay` (array-based), :class:`Batched`
-  (lazy, netted batching around any of them), :class:`IntHeap` (a lazy max-heap of
-  int priorities and int ties in C ``heapq``), and the baselines :class:`HeapqMultiset`,
+  (lazy, netted batching around any of them), :class:`LazyHeap` (a lazy max-heap of
+  numeric priorities in C ``heapq``), and the baselines :class:`HeapqMultiset`,
   :class:`SortedMultiset`, :class:`CounterMultiset`.
 - :class:`LazyIndex` with pluggable compaction policies (:class:`NeverCompact`,
   :class:`ThresholdCompaction`, :class:`AdaptiveCompaction`, or your own).
@@ -22,8 +22,8 @@ from bpeds.structures.compaction import AdaptiveCompaction, NeverCompact, Thresh
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.indexed_list import IndexedList, ListNode
-from bpeds.structures.intheap import IntHeap
 from bpeds.structures.lazy_index import LazyIndex
+from bpeds.structures.lazyheap import LazyHeap
 from bpeds.structures.leap import Leap, LeapNode
 from bpeds.structures.protocols import CompactionPolicy, CompactionStats, Multiset, TieKey
 
@@ -37,7 +37,7 @@ __all__ = [
     "Heapy",
     "HeapyKiYay",
     "IndexedList",
-    "IntHeap",
+    "LazyHeap",
     "LazyIndex",
     "Leap",
     "LeapNode",

@@ -1,23 +1,26 @@
-"""IntHeap: the lazy C-heapq multiset, against the model (int priorities and int ties only)."""
+"""LazyHeap: the lazy C-heapq multiset against the model, for int and float priorities."""
 
 from __future__ import annotations
 
+import math
 from typing import assert_type
 
 import pytest
 from hypothesis import settings
 
 from bpeds.errors import EmptyError, InvariantError
-from bpeds.structures import IntHeap
+from bpeds.structures import LazyHeap
 from bpeds.testing import multiset_machine
 
-IntHeapMachine = multiset_machine(lambda tie: IntHeap(tie=tie, stale_factor=1), kinds=("int",))
-IntHeapMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=50)
-TestIntHeapMachine = IntHeapMachine.TestCase
+LazyHeapMachine = multiset_machine(
+    lambda tie: LazyHeap(tie=tie, stale_factor=1), kinds=("int", "float")
+)
+LazyHeapMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=50)
+TestLazyHeapMachine = LazyHeapMachine.TestCase
 
 
 def test_dead_entries_are_skipped_and_rebuilt_away() -> None:
-    h: IntHeap[int] = IntHeap(stale_factor=1)
+    h: LazyHeap[int] = LazyHeap(stale_factor=1)
     for round_ in range(200):
         h.update(round_ % 7, round_)  # the same 7 keys, rising: old entries die
     assert h.top() == (199 % 7, 199)
@@ -27,22 +30,22 @@ def test_dead_entries_are_skipped_and_rebuilt_away() -> None:
 
 
 def test_types_are_pinned_and_bad_input_refused() -> None:
-    h: IntHeap[int] = IntHeap({1: 2})
-    assert_type(h.top(), tuple[int, int])
-    with pytest.raises(TypeError, match="priorities are ints"):
-        h.update(1, 2.5)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="int tie keys"):
-        IntHeap({"a": 1})
+    h: LazyHeap[str] = LazyHeap({"a": 2})
+    assert_type(h.top(), tuple[str, int | float])
+    with pytest.raises(TypeError, match="int or float"):
+        h.update("a", (1, 2))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="NaN"):
+        h.update("a", math.nan)
     with pytest.raises(EmptyError):
-        IntHeap().pop()
+        LazyHeap().pop()
 
 
 def test_check_catches_a_corrupted_heap() -> None:
-    h: IntHeap[int] = IntHeap({1: 5, 2: 3, 3: 4})
+    h: LazyHeap[int] = LazyHeap({1: 5, 2: 3, 3: 4})
     h._heap.reverse()
     with pytest.raises(InvariantError, match="heap order"):
         h.check()
-    h = IntHeap({1: 5, 2: 3})
+    h = LazyHeap({1: 5, 2: 3})
     h._prio[9] = 1  # a key the heap never saw
     with pytest.raises(InvariantError, match="without a live heap entry"):
         h.check()
