@@ -100,6 +100,7 @@ def table_meta(r: Results) -> str:
     skipped = "; ".join(f"{k} (missing {', '.join(x)})" for k, x in m.get("skipped", {}).items())
     lines = [
         f"- **Command:** `{m['command']}` ({m['minutes']} minutes"
+        + (f", plus {m['minutes_waited']} waiting for the load" if m.get("minutes_waited") else "")
         + (", quick smoke run: the numbers mean nothing)" if m.get("quick") else ")"),
         f"- **bpeds:** {m['bpeds']}",
         f"- **Machine:** {m['cpu']}, {m['cores']} cores; {m['os']}",
