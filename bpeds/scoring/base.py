@@ -152,8 +152,9 @@ class Score:
     """Base class of scoring strategies. Subclass it, or use :func:`score_function`.
 
     Override :meth:`score`; set ``depends`` (and ``needs_groups`` if the score
-    reads per-group counts); for ``GLOBAL`` scores override :meth:`totals_can_raise` when you can prove totals
-    changes only lower untouched scores (it is what keeps them cheap).
+    reads per-group counts); for ``GLOBAL`` scores override
+    :meth:`totals_can_raise` when you can prove totals changes only lower
+    untouched scores (it is what keeps them cheap).
     """
 
     name: str = "score"
