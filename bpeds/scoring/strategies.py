@@ -63,7 +63,6 @@ class LengthWeighted(Score):
 class _MinCount(Score):
     """A score with a ``min_count``: pairs seen fewer times are not eligible."""
 
-
     def __init__(self, min_count: int = 1) -> None:
         if not (isinstance(min_count, int) and min_count >= 1):
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
