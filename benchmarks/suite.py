@@ -162,7 +162,7 @@ def workloads(quick: bool = False) -> list[Workload]:
                 Impl("bpeds regex", _train("bpeds", ts, 10_000, "gpt4", preset="minbpe-regex")),
                 Impl("rustbpe (gpt4)", _train("rustbpe", ts, 10_000, "gpt4")),
             ),
-            rep(5),
+            rep(9),
             subjects=("bpeds regex",),
             check="merges",
             reference="bpeds regex",
