@@ -119,6 +119,11 @@ class MergeDriver:
         #: Remove a pair from the heap as soon as its count reaches zero (True), or only
         #: when it surfaces at the top (False). Both are exact; this is a speed knob.
         self.drop_dead = True
+        #: Let the corpus representation run its own fused loop when one applies
+        #: (see :meth:`fused_loop`). Both paths give identical merges; tests compare
+        #: them with each other and with the brute-force oracle. False forces the
+        #: generic loop.
+        self.fast_path = True
 
     def options(self) -> dict[str, Any]:
         """The options that determine this run's merges (recorded with a model)."""
@@ -136,6 +141,33 @@ class MergeDriver:
             pass
         return self.records
 
+    def fused_loop(self, run: Any) -> Iterator[tuple[int, int, int, int]] | None:
+        """The representation's fused loop for this run, or None if none applies.
+
+        A fused loop applies to plain frequency counts (``Frequency``, overlapping
+        counting, no length cap, no per-group counts, the default priority
+        structure) on a representation that offers ``frequency_merges(num_merges,
+        min_count, tie, vocab)``: it merges, counts and selects in one function,
+        without :class:`~bpeds.corpus.MergeDeltas` or per-pair calls, and yields
+        ``(left, right, new_id, count)`` per merge. It may decline a tie rule it
+        does not implement by returning None; the generic loop then runs.
+        """
+        if not (
+            self.fast_path
+            and type(self.score) is Frequency
+            and self.multiset is None
+            and self.max_token_length is None
+            and self.counting == "overlapping"
+        ):
+            return None
+        fused = getattr(run, "frequency_merges", None)
+        if fused is None:
+            return None
+        loop: Iterator[tuple[int, int, int, int]] | None = fused(
+            self.num_merges, self.min_count, self.tie, self.vocab
+        )
+        return loop
+
     def __iter__(self) -> Iterator[MergeRecord]:
         score = self.score
         depends = score.depends
@@ -145,6 +177,15 @@ class MergeDriver:
         vocab = self.vocab
         length = vocab.length
         run = self.corpus.start(self.counting, want_groups, length)
+        fused = None if want_groups else self.fused_loop(run)
+        if fused is not None:
+            for done, (left, right, new, count) in enumerate(fused, 1):
+                record = MergeRecord((left, right), new, count, count)
+                self.records.append(record)
+                if self.progress is not None:
+                    self.progress(done, self.num_merges)
+                yield record
+            return
         init = run.initial()
         counts = init.pairs
         # A Counter, so Stats.unigram can be its C lookup (0 for an absent token).

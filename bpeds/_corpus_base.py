@@ -1,0 +1,146 @@
+"""What every corpus representation shares: the run protocol, merge deltas, pair counting.
+
+The representations themselves are :class:`bpeds.corpus.TypeCorpus` and
+:class:`bpeds.corpus.SequenceCorpus` (see :mod:`bpeds.corpus`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, NamedTuple, Protocol
+
+from bpeds.vocab import PAIR_SHIFT
+
+__all__ = [
+    "Chunk",
+    "Corpus",
+    "CorpusRun",
+    "Counting",
+    "Initial",
+    "MergeDeltas",
+    "count_pairs",
+]
+
+Counting = Literal["overlapping", "non_overlapping"]
+_COUNTINGS = ("overlapping", "non_overlapping")
+
+Chunk = bytes | Sequence[int]
+
+
+def count_pairs(tokens: Sequence[int], counting: Counting = "overlapping") -> dict[int, int]:
+    """Packed-pair counts of one chunk.
+
+    Non-overlapping counting is greedy from the left: within a run of equal
+    tokens of length L, ``(x, x)`` counts ``L // 2``.
+
+    >>> from bpeds.vocab import pack_pair
+    >>> count_pairs([1, 1, 1, 1]) == {pack_pair(1, 1): 3}
+    True
+    >>> count_pairs([1, 1, 1, 1], "non_overlapping") == {pack_pair(1, 1): 2}
+    True
+
+    Complexity: O(len(tokens)).
+    """
+    out: dict[int, int] = {}
+    skip = False
+    overlapping = counting == "overlapping"
+    for i in range(len(tokens) - 1):
+        x, y = tokens[i], tokens[i + 1]
+        if not overlapping and x == y:
+            if skip:
+                skip = False
+                continue
+            skip = True
+        else:
+            skip = False
+        k = (x << PAIR_SHIFT) | y
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _check_counting(counting: str) -> None:
+    if counting not in _COUNTINGS:
+        raise ValueError(f"counting must be one of {_COUNTINGS}, got {counting!r}")
+
+
+def _as_bytes(chunk: Chunk) -> bytes:
+    """``chunk`` as bytes; anything but bytes or a sequence of ints 0..255 is refused."""
+    if type(chunk) is bytes:
+        return chunk
+    if isinstance(chunk, int | str):
+        raise TypeError(
+            f"a chunk is bytes or a sequence of ints 0..255, not {type(chunk).__name__}"
+        )
+    try:
+        return bytes(chunk)
+    except (TypeError, ValueError):
+        raise ValueError(f"a chunk must hold bytes (ints 0..255); got {chunk!r:.60}") from None
+
+
+def _groups_for(groups: Iterable[int] | None, n: int) -> list[int]:
+    if groups is None:
+        return [0] * n
+    out = list(groups)
+    if len(out) != n:
+        raise ValueError(f"got {len(out)} group labels for {n} chunks: give one per chunk")
+    for g in out:
+        if not (isinstance(g, int) and g >= 0):
+            raise ValueError(f"group labels must be ints >= 0, found {g!r}")
+    return out
+
+
+class Initial(NamedTuple):
+    """A run's starting statistics (every table keyed by packed pair or token id)."""
+
+    pairs: dict[int, int]
+    unigram: dict[int, int]
+    group_pairs: dict[int, list[int]]
+    group_tokens: list[int]
+
+
+class MergeDeltas:
+    """What one merge changed: filled by a representation, read by the driver.
+
+    ``pairs``: packed pair -> change of count (zero entries kept: a pair whose
+    per-group counts moved but whose total did not is still *touched*);
+    ``sites``: merge sites weighted by type counts (each turns two tokens into
+    one); ``group_pairs``: packed pair -> per-group changes; ``group_sites``;
+    ``first_positions``: optional lower bounds of new pairs' first positions.
+    """
+
+    __slots__ = ("first_positions", "group_pairs", "group_sites", "pairs", "sites")
+
+    def __init__(self, groups: int, *, positions: bool = False) -> None:
+        self.pairs: defaultdict[int, int] = defaultdict(int)
+        self.sites = 0
+        self.group_pairs: dict[int, list[int]] = {}
+        self.group_sites = [0] * groups
+        #: When asked for (``positions=True``), a representation that can may record
+        #: here a lower bound of each new pair's first position.
+        self.first_positions: dict[int, int] | None = {} if positions else None
+
+
+class CorpusRun(Protocol):
+    """One training run's mutable state over a corpus (what the driver drives)."""
+
+    num_groups: int
+    position_limit: int  # every first_position() is below it
+
+    def initial(self) -> Initial: ...
+
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None: ...
+
+    def first_position(self, pk: int) -> int | None: ...
+
+    def check(self) -> None: ...
+
+
+class Corpus(Protocol):
+    """A corpus representation: anything that starts a :class:`CorpusRun`."""
+
+    num_groups: int
+
+    def start(
+        self, counting: Counting, want_groups: bool, length: Callable[[int], int]
+    ) -> CorpusRun: ...

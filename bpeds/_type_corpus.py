@@ -1,0 +1,354 @@
+"""Type mode: unique pre-tokens with counts, a lazy pair -> types index (see bpeds.corpus)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from itertools import pairwise
+
+from bpeds._corpus_base import (
+    Chunk,
+    Counting,
+    Initial,
+    MergeDeltas,
+    _as_bytes,
+    _check_counting,
+    _groups_for,
+    count_pairs,
+)
+from bpeds.structures.compaction import ThresholdCompaction
+from bpeds.structures.lazy_index import LazyIndex
+from bpeds.structures.protocols import CompactionPolicy
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
+
+__all__ = ["TypeCorpus"]
+
+
+class TypeCorpus:
+    """Type mode: unique chunks with counts, a lazy pair -> types index.
+
+    ``TypeCorpus(chunks)`` counts equal chunks (same bytes and group) as one
+    type; types are numbered in order of first appearance, which is what makes
+    the ``leftmost`` tie rule agree with sequence mode. ``TypeCorpus.from_counts``
+    takes ``(chunk, count)`` pairs directly (a pre-counted corpus).
+
+    >>> c = TypeCorpus([b"low", b"low", b"lower"])
+    >>> c.num_types, c.num_tokens
+    (2, 11)
+    """
+
+    def __init__(
+        self,
+        chunks: Iterable[Chunk],
+        groups: Iterable[int] | None = None,
+        *,
+        policy: CompactionPolicy[int] | None = None,
+    ) -> None:
+        if groups is None:
+            # Count first, convert once per distinct chunk: most chunks repeat.
+            raw = Counter(c if type(c) is bytes else _as_bytes(c) for c in chunks)
+            raw.pop(b"", None)
+            self._init_types(((c, n, 0) for c, n in raw.items()), policy)
+            return
+        chunk_list = [_as_bytes(c) for c in chunks]
+        group_list = _groups_for(groups, len(chunk_list))
+        counts: dict[tuple[int, bytes], int] = {}
+        for c, g in zip(chunk_list, group_list, strict=True):
+            if c:
+                counts[(g, c)] = counts.get((g, c), 0) + 1
+        self._init_types(((c, n, g) for (g, c), n in counts.items()), policy)
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: Iterable[tuple[Chunk, int]] | Iterable[tuple[Chunk, int, int]],
+        *,
+        policy: CompactionPolicy[int] | None = None,
+    ) -> TypeCorpus:
+        """A corpus from ``(chunk, count)`` or ``(chunk, count, group)`` items, in order.
+
+        Equal chunks of one group are added together. Complexity: O(total bytes).
+        """
+        self = cls.__new__(cls)
+        merged: dict[tuple[int, bytes], int] = {}
+        for item in counts:
+            chunk, n = item[0], item[1]
+            g = item[2] if len(item) > 2 else 0
+            if not (isinstance(n, int) and n >= 1):
+                raise ValueError(f"a type's count must be an int >= 1, got {n!r}")
+            _groups_for([g], 1)
+            key = (g, _as_bytes(chunk))
+            if key[1]:
+                merged[key] = merged.get(key, 0) + n
+        self._init_types(((c, n, g) for (g, c), n in merged.items()), policy)
+        return self
+
+    def _init_types(
+        self, items: Iterable[tuple[bytes, int, int]], policy: CompactionPolicy[int] | None
+    ) -> None:
+        self._chunks: list[bytes] = []
+        self._counts: list[int] = []
+        self._groups: list[int] = []
+        for c, n, g in items:
+            self._chunks.append(c)
+            self._counts.append(n)
+            self._groups.append(g)
+        self._policy = policy
+        self.num_groups = max(self._groups, default=0) + 1
+        self._stride = max((len(c) for c in self._chunks), default=0) + 1
+
+    @property
+    def num_types(self) -> int:
+        """Number of distinct (chunk, group) types."""
+        return len(self._chunks)
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens in the original corpus (bytes, weighted by type counts)."""
+        return sum(len(c) * n for c, n in zip(self._chunks, self._counts, strict=True))
+
+    # -- the run-time interface the driver uses ---------------------------------
+
+    def start(
+        self, counting: Counting, want_groups: bool, length: Callable[[int], int]
+    ) -> _TypeRun:
+        """Fresh working state for one training run (``length``: token -> byte length)."""
+        _check_counting(counting)
+        return _TypeRun(self, counting, want_groups, length)
+
+
+def _has_pair(w: list[int], a: int, b: int) -> bool:
+    """Does ``w`` hold ``a`` immediately followed by ``b``? O(len(w))."""
+    index = w.index
+    last = len(w) - 1
+    try:
+        i = index(a)
+        while i < last:
+            if w[i + 1] == b:
+                return True
+            i = index(a, i + 1)
+    except ValueError:
+        return False
+    return False
+
+
+class _TypeRun:
+    """One run's mutable state over a :class:`TypeCorpus`."""
+
+    def __init__(
+        self,
+        corpus: TypeCorpus,
+        counting: Counting,
+        want_groups: bool,
+        length: Callable[[int], int],
+    ) -> None:
+        self.counting = counting
+        self.length = length
+        self.words: list[list[int]] = [list(c) for c in corpus._chunks]
+        self.counts = corpus._counts
+        self.groups = corpus._groups
+        self.num_groups = corpus.num_groups
+        self.stride = corpus._stride
+        #: Every position :meth:`first_position` returns is below this.
+        self.position_limit = max(1, len(self.words) * self.stride)
+        self.want_groups = want_groups
+        self.overlapping = counting == "overlapping"
+        words = self.words
+
+        def is_live(key: int, t: int) -> bool:
+            return _has_pair(words[t], key >> PAIR_SHIFT, key & PAIR_MASK)
+
+        policy = corpus._policy if corpus._policy is not None else ThresholdCompaction()
+        self.index: LazyIndex[int, int] = LazyIndex(is_live, policy)
+
+    def initial(self) -> Initial:
+        """Pair counts, unigram counts, per-group pair counts and per-group tokens.
+
+        Complexity: O(total length of the types).
+        """
+        gpairs: dict[int, list[int]] = {}
+        ngroups = self.num_groups
+        gtokens = [0] * ngroups
+        where: defaultdict[int, list[int]] = defaultdict(list)
+        counting = self.counting
+        want_groups = self.want_groups
+        uni: defaultdict[int, int] = defaultdict(int)
+        acc: defaultdict[int, int] = defaultdict(int)
+        for t, w in enumerate(self.words):
+            c, g = self.counts[t], self.groups[t]
+            gtokens[g] += len(w) * c
+            for x in w:
+                uni[x] += c
+            if counting == "overlapping" and not want_groups:
+                # The common case, without a per-type dict: packed keys straight from zip.
+                for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
+                    acc[k] += c
+                    where[k].append(t)
+                continue
+            for k, n in count_pairs(w, counting).items():
+                acc[k] += n * c
+                where[k].append(t)
+                if want_groups:
+                    gp = gpairs.get(k)
+                    if gp is None:
+                        gp = gpairs[k] = [0] * ngroups
+                    gp[g] += n * c
+        extend = self.index.extend
+        for k, ts in where.items():
+            extend(k, ts)
+        return Initial(dict(acc), dict(uni), gpairs, gtokens)
+
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """Merge every non-overlapping ``(a, b)``, left to right, in every type.
+
+        Sites are found with ``list.index`` jumps (C speed), and count changes
+        are windowed: each site changes only the pairs around it. New pairs'
+        index entries are collected per key and appended once per key.
+
+        Complexity: O(entries of the pair's index + length of the types holding it).
+        """
+        if not self.overlapping or self.want_groups:
+            self._merge_recount(a, b, new, out)
+            return
+        pk = (a << PAIR_SHIFT) | b
+        d = out.pairs
+        words, counts = self.words, self.counts
+        fresh: defaultdict[int, list[int]] = defaultdict(list)
+        total = 0
+        # After this merge the pair occurs nowhere, so its whole list is taken and dropped:
+        # the loop below checks each type itself, so no predicate call per entry is needed.
+        index = self.index
+        types = index.raw(pk)
+        index.discard(pk)
+        ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
+        for t in types:
+            w = words[t]
+            last = len(w) - 1
+            try:
+                j = w.index(a)
+            except ValueError:
+                continue
+            c = counts[t]
+            res: list[int] | None = None
+            start = 0
+            sites = 0
+            while j < last:
+                if w[j + 1] == b:
+                    if res is None:
+                        res = w[:j]
+                    elif start < j:
+                        res.extend(w[start:j])
+                    if res:
+                        p = res[-1] << PAIR_SHIFT
+                        d[p | a] -= c
+                        k = p | new
+                        d[k] += c
+                        fresh[k].append(t)
+                    if j + 2 <= last:
+                        q = w[j + 2]
+                        d[rs | q] -= c
+                        k = ls | q
+                        d[k] += c
+                        fresh[k].append(t)
+                    res.append(new)
+                    sites += 1
+                    start = j + 2
+                    if start > last:
+                        break
+                    try:
+                        j = w.index(a, start)
+                    except ValueError:
+                        break
+                else:
+                    try:
+                        j = w.index(a, j + 1)
+                    except ValueError:
+                        break
+            if res is None:
+                continue
+            if start <= last:
+                res.extend(w[start:])
+            words[t] = res
+            total += sites * c
+        if total:
+            d[pk] -= total
+            out.sites += total
+        extend = index.extend
+        for k, ts in fresh.items():
+            extend(k, ts)
+
+    def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """The general path (non-overlapping counts, per-group counts): recount each
+        changed type before and after. O(length of the types holding the pair)."""
+        pk = (a << PAIR_SHIFT) | b
+        d = out.pairs
+        words, counts, groups = self.words, self.counts, self.groups
+        counting = self.counting
+        want_groups = self.want_groups
+        ngroups = self.num_groups
+        add = self.index.add
+        types = self.index.raw(pk)
+        self.index.discard(pk)
+        for t in types:
+            w = words[t]
+            res: list[int] = []
+            n = len(w)
+            i = 0
+            sites = 0
+            while i < n:
+                x = w[i]
+                if x == a and i + 1 < n and w[i + 1] == b:
+                    sites += 1
+                    res.append(new)
+                    i += 2
+                else:
+                    res.append(x)
+                    i += 1
+            if not sites:
+                continue
+            words[t] = res
+            c = counts[t]
+            before = count_pairs(w, counting)
+            after = count_pairs(res, counting)
+            for k, v in before.items():
+                d[k] = d.get(k, 0) - v * c
+            for k, v in after.items():
+                d[k] = d.get(k, 0) + v * c
+                if (k >> PAIR_SHIFT) == new or (k & PAIR_MASK) == new:
+                    add(k, t)
+            out.sites += sites * c
+            if want_groups:
+                g = groups[t]
+                out.group_sites[g] += sites * c
+                gd = out.group_pairs
+                for sign, table in ((1, after), (-1, before)):
+                    for k, v in table.items():
+                        row = gd.get(k)
+                        if row is None:
+                            row = gd[k] = [0] * ngroups
+                        row[g] += sign * v * c
+
+    def check(self) -> None:
+        """The pair index's own invariants. O(index size)."""
+        self.index.check()
+
+    def first_position(self, pk: int) -> int | None:
+        """Position of the pair's first occurrence: type id * stride + byte offset.
+
+        Types are numbered by first appearance, so this orders occurrences as
+        the chunk sequence does. O(entries of the pair's index + type lengths).
+        """
+        a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
+        best: int | None = None
+        for t in self.index.live(pk, unique=False):
+            if best is None or t < best:
+                best = t
+        if best is None:
+            return None
+        w = self.words[best]
+        off = 0
+        for i in range(len(w) - 1):
+            if w[i] == a and w[i + 1] == b:
+                break
+            off += self.length(w[i])
+        return best * self.stride + off
