@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import bisect
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from heapq import heapify, heappop, heappush, heapreplace
+from itertools import islice, repeat
+from operator import lshift, or_
 from typing import Literal
 
 from bpeds._corpus_base import (
@@ -18,8 +21,9 @@ from bpeds._corpus_base import (
     _groups_for,
 )
 from bpeds.errors import InvariantError
+from bpeds.scoring.ties import Leftmost, SmallestIds, TieRule
 from bpeds.structures.indexed_list import IndexedList, ListNode
-from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab
 
 __all__ = ["SequenceCorpus"]
 
@@ -234,6 +238,29 @@ class _ArraySequenceRun:
                     return i
         return None
 
+    def frequency_merges(
+        self, num_merges: int, min_count: int, tie: TieRule, vocab: Vocab
+    ) -> Iterator[tuple[int, int, int, int]] | None:
+        """The driver's fused loop for plain frequency counts (see
+        :meth:`bpeds.driver.MergeDriver.fused_loop`), or None to decline.
+
+        Implements ``leftmost`` (:class:`~bpeds.scoring.ties.Leftmost`) and
+        ``smallest_ids`` without a byte order; declines other tie rules and
+        per-group runs. The returned iterator yields ``(left, right, new_id,
+        count)`` per merge, calling ``vocab.add`` itself, and stops when no pair
+        with count >= ``min_count`` is left or after ``num_merges`` merges.
+        Consumes this run. See :func:`_array_frequency_merges` for costs.
+        """
+        if self.want_groups:
+            return None
+        if type(tie) is Leftmost:
+            leftmost = True
+        elif type(tie) is SmallestIds and tie.byte_order is None:
+            leftmost = False
+        else:
+            return None
+        return _array_frequency_merges(self, num_merges, min_count, leftmost, vocab)
+
     def check(self) -> None:
         """Links mirror, dead positions unreachable, and every live pair is indexed. O(n)."""
         vals, nxt, prv = self.vals, self.nxt, self.prv
@@ -247,6 +274,159 @@ class _ArraySequenceRun:
                 k = (x << PAIR_SHIFT) | vals[j]
                 if i not in self.index.get(k, ()):
                     raise InvariantError(f"pair at {i} is not indexed", {"i": i, "key": k})
+
+
+#: Heap entries of the fused loop are one int: ``(priority << _KEY_BITS) | pair``.
+_KEY_BITS = 2 * PAIR_SHIFT
+_KEY_MASK = (1 << _KEY_BITS) - 1
+
+
+def _array_frequency_merges(
+    run: _ArraySequenceRun, num_merges: int, min_count: int, leftmost: bool, vocab: Vocab
+) -> Iterator[tuple[int, int, int, int]]:
+    """The fused frequency loop over a run's arrays: count, select, merge, update.
+
+    The heap (C ``heapq``) holds one int per pair, ``(-priority << 64) | pair``, so
+    the smallest entry is the best pair and equal priorities fall to the smallest
+    packed pair (``smallest_ids``). Under ``leftmost`` the priority is
+    ``(count << shift) - first_position``. Counts only fall for existing pairs and
+    first positions only move right (new pairs all contain the new token), so a
+    stored priority is an upper bound: the top is re-validated against the exact
+    count and first position (the first live entry of the pair's sorted position
+    list; stale entries before it are cut off) and re-pushed if lower. Each pair
+    has exactly one heap entry. A merge visits the pair's position list once,
+    gathers the new pairs' positions per neighbour token (exact lists: the one
+    pair an adjacent later site destroys is the last appended, and is popped),
+    and pushes each new pair once.
+
+    Costs: O(n) to count (n tokens); per merge O(entries in the pair's list +
+    new pairs x log heap); every position list entry is created once and read or
+    cut at most once, so the merges total O(n + merges x log pairs) besides the heap.
+    """
+    vals, nxt, prv = run.vals, run.nxt, run.prv
+    n = len(vals)
+    counts: dict[int, int] = {}
+    index: dict[int, list[int]] = {}
+    if n >= 2:
+        keys = list(map(or_, map(lshift, vals[: n - 1], repeat(PAIR_SHIFT)), vals[1:]))
+        for s in run._starts[1:]:
+            keys[s - 1] = -1  # the last token of a chunk has no pair
+        counts = dict(Counter(keys))
+        counts.pop(-1, None)
+        grouped: defaultdict[int, list[int]] = defaultdict(list)
+        for i, k in enumerate(keys):
+            grouped[k].append(i)
+        grouped.pop(-1, None)
+        index = dict(grouped)
+        del keys, grouped
+    run.index = index  # check() reads it
+    # A sentinel after the last position: vals[nxt[i]] reads it when nxt[i] == -1.
+    vals.append(-2)
+    shift = max(1, n).bit_length() + 1
+    kbits = _KEY_BITS
+    kmask = _KEY_MASK
+    pmask = PAIR_MASK
+    if leftmost:
+        heap = [
+            ((index[k][0] - (c << shift)) << kbits) | k for k, c in counts.items() if c >= min_count
+        ]
+    else:
+        heap = [(-c << kbits) | k for k, c in counts.items() if c >= min_count]
+    heapify(heap)
+    counts_get = counts.get
+    add = vocab.add
+    done = 0
+    while done < num_merges:
+        # 1. select: re-validate the top until its stored priority is exact.
+        while True:
+            if not heap:
+                return
+            e = heap[0]
+            pk = e & kmask
+            c = counts_get(pk, 0)
+            if c < min_count:
+                heappop(heap)
+                continue
+            if leftmost:
+                a = pk >> PAIR_SHIFT
+                b = pk & pmask
+                lst = index[pk]
+                pos = lst[0]
+                if vals[pos] != a or vals[nxt[pos]] != b:
+                    s = 1
+                    for pos in islice(lst, 1, None):
+                        if vals[pos] == a and vals[nxt[pos]] == b:
+                            break
+                        s += 1
+                    del lst[:s]
+                fresh = pos - (c << shift)
+            else:
+                fresh = -c
+            if fresh == e >> kbits:
+                heappop(heap)
+                break
+            heapreplace(heap, (fresh << kbits) | pk)
+        a = pk >> PAIR_SHIFT
+        b = pk & pmask
+        new = add(a, b)
+
+        # 2. merge every live site left to right, counting as it goes.
+        left_new: defaultdict[int, list[int]] = defaultdict(list)  # (new, qv): positions
+        right_new: defaultdict[int, list[int]] = defaultdict(list)  # (pv, new): positions
+        last = -1
+        for i in index.pop(pk):
+            if vals[i] != a:
+                continue
+            j = nxt[i]
+            if vals[j] != b:
+                continue
+            p = prv[i]
+            if p >= 0:
+                if p == last:
+                    # The previous site made (new, a) at p; this site ends it.
+                    left_new[a].pop()
+                    right_new[new].append(p)
+                else:
+                    pv = vals[p]
+                    counts[(pv << PAIR_SHIFT) | a] -= 1
+                    right_new[pv].append(p)
+            q = nxt[j]
+            if q >= 0:
+                qv = vals[q]
+                counts[(b << PAIR_SHIFT) | qv] -= 1
+                left_new[qv].append(i)
+                prv[q] = i
+            vals[i] = new
+            vals[j] = -1
+            nxt[i] = q
+            last = i
+        del counts[pk]
+
+        # 3. the new pairs: count, index and push each once.
+        hi = new << PAIR_SHIFT
+        for qv, lst in left_new.items():
+            c2 = len(lst)
+            if c2:
+                k = hi | qv
+                counts[k] = c2
+                index[k] = lst
+                if c2 >= min_count:
+                    if leftmost:
+                        heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
+                    else:
+                        heappush(heap, (-c2 << kbits) | k)
+        for pv, lst in right_new.items():
+            c2 = len(lst)
+            k = (pv << PAIR_SHIFT) | new
+            counts[k] = c2
+            index[k] = lst
+            if c2 >= min_count:
+                if leftmost:
+                    heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
+                else:
+                    heappush(heap, (-c2 << kbits) | k)
+        done += 1
+        yield a, b, new, c
 
 
 class _SequenceRun:
