@@ -311,13 +311,12 @@ def _array_frequency_merges(
         keys = list(map(or_, map(lshift, vals[: n - 1], repeat(PAIR_SHIFT)), vals[1:]))
         for s in run._starts[1:]:
             keys[s - 1] = -1  # the last token of a chunk has no pair
-        counts = dict(Counter(keys))
-        counts.pop(-1, None)
         grouped: defaultdict[int, list[int]] = defaultdict(list)
         for i, k in enumerate(keys):
             grouped[k].append(i)
         grouped.pop(-1, None)
         index = dict(grouped)
+        counts = {k: len(lst) for k, lst in index.items()}
         del keys, grouped
     run.index = index  # check() reads it
     # A sentinel after the last position: vals[nxt[i]] reads it when nxt[i] == -1.
@@ -370,7 +369,7 @@ def _array_frequency_merges(
         b = pk & pmask
         new = add(a, b)
 
-        # 2. merge every live site left to right, counting as it goes.
+        # 2. merge every live site left to right, gathering the new pairs by neighbour.
         left_new: defaultdict[int, list[int]] = defaultdict(list)  # (new, qv): positions
         right_new: defaultdict[int, list[int]] = defaultdict(list)  # (pv, new): positions
         last = -1
@@ -387,25 +386,41 @@ def _array_frequency_merges(
                     left_new[a].pop()
                     right_new[new].append(p)
                 else:
-                    pv = vals[p]
-                    counts[(pv << PAIR_SHIFT) | a] -= 1
-                    right_new[pv].append(p)
+                    right_new[vals[p]].append(p)
             q = nxt[j]
             if q >= 0:
-                qv = vals[q]
-                counts[(b << PAIR_SHIFT) | qv] -= 1
-                left_new[qv].append(i)
+                left_new[vals[q]].append(i)
                 prv[q] = i
             vals[i] = new
             vals[j] = -1
             nxt[i] = q
             last = i
-        del counts[pk]
 
-        # 3. the new pairs: count, index and push each once.
+        # 3. count changes by neighbour, in bulk: each (pv, a) ended once per entry of
+        # right_new[pv] (pv != new), each (b, qv) once per entry of left_new[qv] plus, for
+        # qv == a, once per (new, a) popped, which is once per entry of right_new[new].
+        # Then the new pairs: count, index and push each once.
         hi = new << PAIR_SHIFT
+        popped = len(right_new[new]) if new in right_new else 0
+        for pv, lst in right_new.items():
+            c2 = len(lst)
+            if pv != new:
+                counts[(pv << PAIR_SHIFT) | a] -= c2
+            k = (pv << PAIR_SHIFT) | new
+            counts[k] = c2
+            index[k] = lst
+            if c2 >= min_count:
+                if leftmost:
+                    heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
+                else:
+                    heappush(heap, (-c2 << kbits) | k)
+        bhi = b << PAIR_SHIFT
         for qv, lst in left_new.items():
             c2 = len(lst)
+            if qv == a:
+                counts[bhi | qv] -= c2 + popped
+            else:
+                counts[bhi | qv] -= c2
             if c2:
                 k = hi | qv
                 counts[k] = c2
@@ -415,16 +430,7 @@ def _array_frequency_merges(
                         heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
                     else:
                         heappush(heap, (-c2 << kbits) | k)
-        for pv, lst in right_new.items():
-            c2 = len(lst)
-            k = (pv << PAIR_SHIFT) | new
-            counts[k] = c2
-            index[k] = lst
-            if c2 >= min_count:
-                if leftmost:
-                    heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
-                else:
-                    heappush(heap, (-c2 << kbits) | k)
+        del counts[pk]  # after the bulk changes, which touch it when a == b
         done += 1
         yield a, b, new, c
 
