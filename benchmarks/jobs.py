@@ -32,7 +32,8 @@ Jobs (``spec["job"]``):
   tokenizer is built and warmed first.
 - ``driver``: the lower layers for ablations: ``count_pieces`` then a
   ``TypeCorpus``/``SequenceCorpus`` with the given compaction policy or
-  structure, and a ``MergeDriver`` with the given Multiset and ``drop_dead``.
+  structure, and a ``MergeDriver`` with the given Multiset, ``drop_dead`` and
+  ``fast_path`` (False: the generic loop even where a fused one applies).
   ``prep`` (split, count, build the corpus) and ``merge`` (the driver) are
   timed separately.
 """
@@ -401,6 +402,7 @@ def job_driver(spec: Spec) -> Report:
         multiset=_multiset(spec.get("multiset", "default")),
     )
     driver.drop_dead = spec.get("drop_dead", True)
+    driver.fast_path = spec.get("fast_path", True)
     for _ in driver:
         pass
     timer.mark("merge")

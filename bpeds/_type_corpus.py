@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from heapq import heapify, heappop, heappush
 from itertools import pairwise
+from typing import TYPE_CHECKING, Any
 
 from bpeds._corpus_base import (
     Chunk,
@@ -20,6 +22,14 @@ from bpeds.structures.compaction import ThresholdCompaction
 from bpeds.structures.lazy_index import LazyIndex
 from bpeds.structures.protocols import CompactionPolicy
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
+
+#: The fused loop's heap is rebuilt from the counts once it holds more than
+#: ``2 * live entries + HEAP_SLACK`` entries (dead ones are the rest).
+HEAP_SLACK = 1024
+
+if TYPE_CHECKING:
+    from bpeds.scoring.ties import TieRule
+    from bpeds.vocab import Vocab
 
 __all__ = ["TypeCorpus"]
 
@@ -161,6 +171,25 @@ class _TypeRun:
         policy = corpus._policy if corpus._policy is not None else ThresholdCompaction()
         self.index: LazyIndex[int, int] = LazyIndex(is_live, policy)
 
+    def _initial_pairs(self) -> dict[int, int]:
+        """Overlapping pair counts and the pair index, nothing else (the fused loop's start).
+
+        Complexity: O(total length of the types).
+        """
+        where: defaultdict[int, list[int]] = defaultdict(list)
+        acc: defaultdict[int, int] = defaultdict(int)
+        counts = self.counts
+        for t, w in enumerate(self.words):
+            c = counts[t]
+            for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
+                acc[k] += c
+                where[k].append(t)
+        # Every entry is live now: load, so the policy does not compact these lists.
+        load = self.index.load
+        for k, ts in where.items():
+            load(k, ts)
+        return dict(acc)
+
     def initial(self) -> Initial:
         """Pair counts, unigram counts, per-group pair counts and per-group tokens.
 
@@ -193,9 +222,9 @@ class _TypeRun:
                     if gp is None:
                         gp = gpairs[k] = [0] * ngroups
                     gp[g] += n * c
-        extend = self.index.extend
+        load = self.index.load
         for k, ts in where.items():
-            extend(k, ts)
+            load(k, ts)
         return Initial(dict(acc), dict(uni), gpairs, gtokens)
 
     def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
@@ -276,6 +305,147 @@ class _TypeRun:
         extend = index.extend
         for k, ts in fresh.items():
             extend(k, ts)
+
+    def frequency_merges(
+        self, num_merges: int, min_count: int, tie: TieRule, vocab: Vocab
+    ) -> Iterator[tuple[int, int, int, int]] | None:
+        """The fused frequency loop (see :meth:`bpeds.driver.MergeDriver.fused_loop`).
+
+        Applies to overlapping counts without groups under a static tie rule
+        (``smallest_ids``, with or without a byte order, ``lexicographic``);
+        returns None otherwise (``leftmost`` needs first positions: the generic
+        loop has them). Yields ``(left, right, new_id, count)`` per merge.
+
+        It is the generic loop with everything that loop keeps general taken out:
+        counts are a plain dict, selection is a C ``heapq`` of ``(-count, key)``
+        (or ``(-count, tie(key), key)``) tuples, and each merge's windowed count
+        changes are netted in one dict and applied in the same function. Exact by
+        the same argument: an entry is pushed whenever a count rises, so the
+        stored count of every pair's best entry is an upper bound of its count; a
+        popped entry whose count fell is pushed back with the current count, and
+        the first popped entry that is current is the maximum (ties by the rule,
+        which the tuple order implements).
+
+        Complexity: per merge, O(index entries of the pair + length of the types
+        holding it) for the merge, O(log n) per pair whose count rose. The heap
+        holds at most ``2 * live pairs + HEAP_SLACK`` entries: past that it is rebuilt
+        from the counts (O(n)), so its memory stays bounded.
+        """
+        if tie.dynamic or not self.overlapping or self.want_groups:
+            return None
+        return self._frequency_loop(num_merges, min_count, tie.heap_tie(vocab), vocab)
+
+    def _frequency_loop(
+        self,
+        num_merges: int,
+        min_count: int,
+        tie_key: Callable[[int], Any] | None,
+        vocab: Vocab,
+    ) -> Iterator[tuple[int, int, int, int]]:
+        counts = self._initial_pairs()
+        heap: list[tuple[Any, ...]]
+
+        def rebuilt() -> list[tuple[Any, ...]]:
+            fresh: list[tuple[Any, ...]]
+            if tie_key is None:
+                fresh = [(-c, k) for k, c in counts.items() if c >= min_count]
+            else:
+                fresh = [(-c, tie_key(k), k) for k, c in counts.items() if c >= min_count]
+            heapify(fresh)
+            return fresh
+
+        heap = rebuilt()
+        limit = 2 * len(heap) + HEAP_SLACK
+        words, wcounts = self.words, self.counts
+        index = self.index
+        take, extend = index.take, index.extend
+        add_token = vocab.add
+        done = 0
+        while done < num_merges and heap:
+            entry = heappop(heap)
+            k = entry[-1]
+            c = counts.get(k, 0)
+            if c != -entry[0]:
+                # Stale: the count fell since (a count that rose has a newer entry above).
+                if c >= min_count:
+                    heappush(heap, (-c, k) if tie_key is None else (-c, entry[1], k))
+                continue
+            a, b = k >> PAIR_SHIFT, k & PAIR_MASK
+            new = add_token(a, b)
+            # -- merge every (a, b), netting count changes in d (as merge() does).
+            d: defaultdict[int, int] = defaultdict(int)
+            fresh_types: defaultdict[int, list[int]] = defaultdict(list)
+            ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
+            for t in take(k):
+                w = words[t]
+                last = len(w) - 1
+                try:
+                    j = w.index(a)
+                except ValueError:
+                    continue
+                tc = wcounts[t]
+                res: list[int] | None = None
+                start = 0
+                while j < last:
+                    if w[j + 1] == b:
+                        if res is None:
+                            res = w[:j]
+                        elif start < j:
+                            res.extend(w[start:j])
+                        if res:
+                            p = res[-1] << PAIR_SHIFT
+                            d[p | a] -= tc
+                            k2 = p | new
+                            d[k2] += tc
+                            fresh_types[k2].append(t)
+                        if j + 2 <= last:
+                            q = w[j + 2]
+                            d[rs | q] -= tc
+                            k2 = ls | q
+                            d[k2] += tc
+                            fresh_types[k2].append(t)
+                        res.append(new)
+                        start = j + 2
+                        if start > last:
+                            break
+                        try:
+                            j = w.index(a, start)
+                        except ValueError:
+                            break
+                    else:
+                        try:
+                            j = w.index(a, j + 1)
+                        except ValueError:
+                            break
+                if res is None:
+                    continue
+                if start <= last:
+                    res.extend(w[start:])
+                words[t] = res
+            for k2, ts in fresh_types.items():
+                extend(k2, ts)
+            # -- apply the net changes: push what rose, forget what died.
+            # The merged pair is gone everywhere (its window changes in runs like
+            # "aaa" included).
+            del counts[k]
+            d.pop(k, None)
+            for k2, dv in d.items():
+                if dv > 0:
+                    c2 = counts.get(k2, 0) + dv
+                    counts[k2] = c2
+                    if c2 >= min_count:
+                        heappush(heap, (-c2, k2) if tie_key is None else (-c2, tie_key(k2), k2))
+                elif dv < 0:
+                    c2 = counts[k2] + dv
+                    if c2:
+                        counts[k2] = c2
+                    else:
+                        del counts[k2]
+            if len(heap) > limit:
+                heap = rebuilt()
+                limit = 2 * len(heap) + HEAP_SLACK
+            done += 1
+            yield a, b, new, c
 
     def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """The general path (non-overlapping counts, per-group counts): recount each

@@ -27,7 +27,7 @@ from itertools import islice
 from operator import length_hint
 from typing import Any, Generic, TypeVar
 
-from bpeds.errors import InvariantError
+from bpeds.errors import InvariantError, PreconditionError
 from bpeds.structures.compaction import NeverCompact
 from bpeds.structures.protocols import CompactionPolicy, CompactionStats
 
@@ -186,6 +186,29 @@ class LazyIndex(Generic[K, V]):
         if size >= self._append_floor and self._after_append(key, size):
             self.compact(key)
 
+    def load(self, key: K, values: Iterable[V]) -> None:
+        """Start ``key``'s list with ``values``, all live now, as if just compacted.
+
+        For building an index in bulk from data known to be current (a trainer's
+        first pass over its corpus): the list is stored as given (duplicates
+        kept) and the policy is told ``compacted(key, n, n)``, so a growth rule
+        counts from here instead of compacting a list that has nothing stale.
+        No compaction is counted in ``stats``. An empty ``values`` does nothing.
+        Raises :class:`~bpeds.errors.PreconditionError` (a ValueError) if
+        ``key`` already has a list (use :meth:`extend`).
+
+        Complexity: O(len(values)).
+        """
+        lists = self._lists
+        if key in lists:
+            raise PreconditionError(f"load({key!r}): the key already has entries; use extend()")
+        lst = list(values)
+        if not lst:
+            return
+        lists[key] = lst
+        self._total += len(lst)
+        self._policy.compacted(key, len(lst), len(lst))
+
     # -------------------------------------------------------------------- reads
 
     def live(self, key: K, *, unique: bool = True) -> Generator[V, None, None]:
@@ -270,6 +293,24 @@ class LazyIndex(Generic[K, V]):
         """
         lst = self._lists.get(key)
         return [] if lst is None else list(lst)
+
+    def take(self, key: K) -> list[V]:
+        """Remove ``key`` and return its stored list itself (stale and duplicate entries
+        included); ``[]`` for an absent key.
+
+        :meth:`raw` then :meth:`discard` in one step, without the copy: for a
+        caller that is about to make every entry of the key stale (a merge of
+        that very pair). The policy's optional ``forget(key)`` is called.
+
+        Complexity: O(1).
+        """
+        lst = self._lists.pop(key, None)
+        if lst is None:
+            return []
+        self._total -= len(lst)
+        if self._forget is not None:
+            self._forget(key)
+        return lst
 
     def size(self, key: K) -> int:
         """The number of stored entries of ``key`` (stale included), 0 if absent.

@@ -43,6 +43,7 @@ from typing import Protocol
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from bpeds.errors import PreconditionError
 from bpeds.structures.protocols import CompactionStats
 
 __all__ = [
@@ -77,9 +78,13 @@ class LazyIndexLike(Protocol):
 
     def extend(self, key: int, values: Iterable[int]) -> None: ...
 
+    def load(self, key: int, values: Iterable[int]) -> None: ...
+
     def live(self, key: int, *, unique: bool = True) -> Iterator[int]: ...
 
     def raw(self, key: int) -> list[int]: ...
+
+    def take(self, key: int) -> list[int]: ...
 
     def size(self, key: int) -> int: ...
 
@@ -489,6 +494,31 @@ def lazy_index_machine(
         @rule(key=key_st)
         def discard(self, key: int) -> None:
             self.index.discard(key)
+            self.model.discard(key)
+
+        @rule(key=key_st, vals=values_st)
+        def load(self, key: int, vals: list[int]) -> None:
+            """Bulk-load live values into a key; refused (nothing changes) if it has a list."""
+            before = self._reported()
+            present = key in self.model.lists
+            got = _outcome(lambda: self.index.load(key, vals))
+            _require(
+                got == (("raises", PreconditionError) if present else ("value", None)),
+                "load",
+                key,
+                got,
+            )
+            if not present:
+                self.model.live.update((key, value) for value in vals)
+                self.model.extend(key, vals)
+            _require(self._reported() == before, "load counted a compaction", key)
+
+        @rule(key=key_st)
+        def take(self, key: int) -> None:
+            """Remove a key and get its whole stored list back."""
+            got = self.index.take(key)
+            expected = self.model.lists.get(key, [])
+            _require(got == expected, "take", key, got, expected)
             self.model.discard(key)
 
         # --------------------------------------------------------- invariants
