@@ -80,17 +80,39 @@ class TypeCorpus:
         Equal chunks of one group are added together. Complexity: O(total bytes).
         """
         self = cls.__new__(cls)
-        merged: dict[tuple[int, bytes], int] = {}
+        # Group-0 types are keyed by their bytes alone (no tuple per item: the common
+        # case is millions of items of one group); others by (group, bytes). One dict
+        # keeps the order of first appearance across groups.
+        merged: dict[bytes | tuple[int, bytes], int] = {}
+        get = merged.get
         for item in counts:
-            chunk, n = item[0], item[1]
-            g = item[2] if len(item) > 2 else 0
-            if not (isinstance(n, int) and n >= 1):
+            if len(item) == 2:
+                chunk, n = item
+                key: bytes | tuple[int, bytes] = chunk if type(chunk) is bytes else _as_bytes(chunk)
+                empty = not key
+            elif len(item) == 3:
+                chunk, n, g = item
+                _groups_for([g], 1)
+                raw = _as_bytes(chunk)
+                key = (g, raw) if g else raw
+                empty = not raw
+            else:
+                raise ValueError(
+                    f"an item is (chunk, count) or (chunk, count, group), got {len(item)} values"
+                )
+            if not isinstance(n, int) or n < 1:
                 raise ValueError(f"a type's count must be an int >= 1, got {n!r}")
-            _groups_for([g], 1)
-            key = (g, _as_bytes(chunk))
-            if key[1]:
-                merged[key] = merged.get(key, 0) + n
-        self._init_types(((c, n, g) for (g, c), n in merged.items()), policy)
+            if not empty:
+                merged[key] = get(key, 0) + n
+
+        def items() -> Iterator[tuple[bytes, int, int]]:
+            for k, n in merged.items():
+                if isinstance(k, bytes):
+                    yield k, n, 0
+                else:
+                    yield k[1], n, k[0]
+
+        self._init_types(items(), policy)
         return self
 
     def _init_types(
