@@ -294,14 +294,17 @@ def _array_frequency_merges(
     stored priority is an upper bound: the top is re-validated against the exact
     count and first position (the first live entry of the pair's sorted position
     list; stale entries before it are cut off) and re-pushed if lower. Each pair
-    has exactly one heap entry. A merge visits the pair's position list once,
-    gathers the new pairs' positions per neighbour token (exact lists: the one
-    pair an adjacent later site destroys is the last appended, and is popped),
-    and pushes each new pair once.
+    has at most one heap entry (none if it starts below ``min_count``). A merge
+    visits the pair's position list once and gathers the new pairs' positions per
+    neighbour token (exact lists: the one pair an adjacent later site destroys is
+    the last appended, and is popped); the ended pairs' counts then fall in bulk,
+    one update per neighbour token, from those lists' lengths, and each new pair
+    is pushed once.
 
     Costs: O(n) to count (n tokens); per merge O(entries in the pair's list +
-    new pairs x log heap); every position list entry is created once and read or
-    cut at most once, so the merges total O(n + merges x log pairs) besides the heap.
+    new pairs x log heap). Every position list entry is created once and read or
+    cut at most once, so all merges together cost O(n + pairs created x log heap
+    + re-validations x log heap).
     """
     vals, nxt, prv = run.vals, run.nxt, run.prv
     n = len(vals)
