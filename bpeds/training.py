@@ -33,6 +33,7 @@ import regex
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
+from bpeds.pretokenize import segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
 from bpeds.scoring.strategies import get_score
@@ -68,6 +69,9 @@ class _Default(enum.Enum):
 
 #: Characters of text per batch handed to a worker.
 BATCH_CHARS = 1 << 20
+#: Texts from this many characters on are counted by :meth:`bpeds.pretokenize.Segmenter.count`
+#: (built-in patterns only): the same counts in the same order, ~1.1-1.3x faster on English.
+SEGMENT_MIN_CHARS = 1 << 12
 
 OnMerge = Callable[[MergeRecord, bytes], None]
 
@@ -86,7 +90,13 @@ def _findall(source: str | None) -> Callable[[str], list[str]] | None:
 
 
 def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
-    """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list."""
+    """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list.
+
+    In type mode a long text under a built-in pattern is counted by cutting it
+    where cutting provably cannot change the split and splitting each
+    distinct stretch once (:class:`bpeds.pretokenize.Segmenter`); other texts
+    are split whole.
+    """
     findall = _findall(source)
     if sequence:
         if findall is None:
@@ -98,8 +108,12 @@ def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
     counts: Counter[str] = Counter()
     if findall is None:
         counts.update(texts)
-    else:
-        for t in texts:
+        return dict(counts)
+    seg = segmenter(source)
+    for t in texts:
+        if seg is not None and len(t) >= SEGMENT_MIN_CHARS:
+            counts.update(seg.count(t))  # a mapping: added in its (first-appearance) order
+        else:
             counts.update(findall(t))
     return dict(counts)
 
