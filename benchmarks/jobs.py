@@ -58,8 +58,9 @@ Spec = dict[str, Any]
 Report = dict[str, Any]
 
 # A cut after a newline that has a non-space character on each side changes no
-# GPT-2/GPT-4/GPT-4o split (see bpeds.io): the pieces split exactly as the whole.
-_EXACT_CUT = re.compile(r"\S\n(?=\S)")
+# GPT-2/GPT-4/GPT-4o split unless a "/" follows (see bpeds.io): the pieces split exactly as
+# the whole.
+_EXACT_CUT = re.compile(r"\S\n(?=[^\s/])")
 
 
 def exact_pieces(text: str, size: int = 1 << 20) -> list[str]:

@@ -34,7 +34,7 @@ TEXT = (DATA / "taylorswift.txt").read_text(encoding="utf-8")
 # Characters that exercise every alternative of the named patterns: letters (upper, lower,
 # non-Latin, marks), digits, apostrophes, punctuation, every kind of whitespace, multi-byte
 # UTF-8 (so byte blocks cut characters), and the text of the special tokens below.
-ALPHABET = "aB zé中\u0301'sdl1234!.,\n\r\t\u00a0\u2028<|>x😀"
+ALPHABET = "aB zé中\u0301'sdl1234!.,/\n\r\t\u00a0\u2028<|>x😀"
 SPECIALS = ["<|x|>", "<|x|>x", "|>"]
 _SPECIAL_RX = regex.compile("|".join(regex.escape(t) for t in sorted(SPECIALS, key=len)[::-1]))
 
@@ -75,6 +75,15 @@ def test_file_stream_chunks_equal_whole_file_split(
     assert streamed_chunks(path, pattern, specials, block) == want
     # A long str is cut the same way (blocks of characters instead of bytes).
     assert streamed_chunks(text, pattern, specials, block) == want
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4", "gpt4o"])
+@pytest.mark.parametrize("block", [1, 2, 3, 4])
+def test_a_newline_before_a_slash_is_not_cut(name: str, block: int) -> None:
+    """GPT-4o's punctuation run takes newlines and slashes after it: '.\\n/' is one chunk."""
+    text = "a.\n/b " * 3
+    pattern = PATTERNS[name]
+    assert streamed_chunks(text, pattern, False, block) == list(split(text, pattern))
 
 
 @settings(max_examples=60)

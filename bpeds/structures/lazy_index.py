@@ -171,7 +171,8 @@ class LazyIndex(Generic[K, V]):
         Complexity: O(len(values)) amortised, plus one ``after_append`` and at
         most one compaction, as for :meth:`add`.
         """
-        if not isinstance(values, list | tuple):
+        # (type() first: isinstance against a union costs more than the rest of a call.)
+        if type(values) is not list and not isinstance(values, tuple):
             values = list(values)
         if not values:
             return
