@@ -30,6 +30,7 @@ from typing import Any
 
 import regex
 
+from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
@@ -357,35 +358,38 @@ def train(
         errors=errors,
         block_size=block_size,
     )
-    sequence = representation == "sequence"
-    pieces = count_pieces(
-        segments, source, sequence=sequence, workers=workers, batch_chars=BATCH_CHARS
-    )
-    corpus: Corpus
-    if isinstance(pieces, list):
-        corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
-    else:
-        corpus = TypeCorpus.from_counts((p.encode("utf-8"), n) for p, n in pieces.items())
-    del pieces
+    # The cyclic collector would re-scan the growing corpus structures over and over
+    # (see bpeds._gc); reference counting frees everything training drops.
+    with gc_paused():
+        sequence = representation == "sequence"
+        pieces = count_pieces(
+            segments, source, sequence=sequence, workers=workers, batch_chars=BATCH_CHARS
+        )
+        corpus: Corpus
+        if isinstance(pieces, list):
+            corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
+        else:
+            corpus = TypeCorpus.from_counts((p.encode("utf-8"), n) for p, n in pieces.items())
+        del pieces
 
-    driver = MergeDriver(
-        corpus,
-        num_merges,
-        score=score_obj,
-        tie=tie_obj,
-        multiset=multiset,
-        counting=counting,  # type: ignore[arg-type]
-        min_count=min_frequency,
-        max_token_length=max_token_length,
-    )
-    prog.start(num_merges)
-    try:
-        for record in driver:
-            prog.update(1)
-            if on_merge is not None:
-                on_merge(record, driver.vocab.token_bytes(record.new_id))
-    finally:
-        prog.close()
+        driver = MergeDriver(
+            corpus,
+            num_merges,
+            score=score_obj,
+            tie=tie_obj,
+            multiset=multiset,
+            counting=counting,  # type: ignore[arg-type]
+            min_count=min_frequency,
+            max_token_length=max_token_length,
+        )
+        prog.start(num_merges)
+        try:
+            for record in driver:
+                prog.update(1)
+                if on_merge is not None:
+                    on_merge(record, driver.vocab.token_bytes(record.new_id))
+        finally:
+            prog.close()
     merges = [r.pair for r in driver.records]
     if len(merges) < num_merges:
         warnings.warn(

@@ -521,3 +521,25 @@ def test_merges_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         outs.append(done.stdout)
     assert outs[0] == outs[1] == outs[2]
     assert len(json.loads(outs[0])[0]) == 198
+
+
+def test_training_pauses_the_cyclic_gc_and_restores_it() -> None:
+    import gc
+
+    seen: list[bool] = []
+    train("abab abab", 258, on_merge=lambda *_: seen.append(gc.isenabled()))
+    assert seen == [False, False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        train("abab abab", 257)
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train("abab abab", 258, on_merge=stop)
+    assert gc.isenabled()
