@@ -296,10 +296,10 @@ def _array_frequency_merges(
     list; stale entries before it are cut off) and re-pushed if lower. Each pair
     has at most one heap entry (none if it starts below ``min_count``). A merge
     visits the pair's position list once and gathers the new pairs' positions per
-    neighbour token (exact lists: the one pair an adjacent later site destroys is
-    the last appended, and is popped); the ended pairs' counts then fall in bulk,
-    one update per neighbour token, from those lists' lengths, and each new pair
-    is pushed once.
+    neighbour token (exact lists: when sites are adjacent, the ``(new, a)`` pairs
+    the next site ended are filtered out after the loop); the ended pairs' counts
+    then fall in bulk, one update per neighbour token, from those lists' lengths,
+    and each new pair is pushed once.
 
     Costs: O(n) to count (n tokens); per merge O(entries in the pair's list +
     new pairs x log heap). Every position list entry is created once and read or
@@ -375,7 +375,6 @@ def _array_frequency_merges(
         # 2. merge every live site left to right, gathering the new pairs by neighbour.
         left_new: defaultdict[int, list[int]] = defaultdict(list)  # (new, qv): positions
         right_new: defaultdict[int, list[int]] = defaultdict(list)  # (pv, new): positions
-        last = -1
         for i in index.pop(pk):
             if vals[i] != a:
                 continue
@@ -384,12 +383,8 @@ def _array_frequency_merges(
                 continue
             p = prv[i]
             if p >= 0:
-                if p == last:
-                    # The previous site made (new, a) at p; this site ends it.
-                    left_new[a].pop()
-                    right_new[new].append(p)
-                else:
-                    right_new[vals[p]].append(p)
+                # vals[p] is new if p was the previous site: the pair is (new, new) then.
+                right_new[vals[p]].append(p)
             q = nxt[j]
             if q >= 0:
                 left_new[vals[q]].append(i)
@@ -397,14 +392,19 @@ def _array_frequency_merges(
             vals[i] = new
             vals[j] = -1
             nxt[i] = q
-            last = i
+        popped = 0
+        if new in right_new:
+            # Adjacent sites: each (new, a) made by one site and ended by the next one is
+            # still in left_new[a]; keep only those whose right token is still a.
+            popped = len(right_new[new])
+            kept = [x for x in left_new[a] if vals[nxt[x]] == a]
+            left_new[a] = kept
 
         # 3. count changes by neighbour, in bulk: each (pv, a) ended once per entry of
         # right_new[pv] (pv != new), each (b, qv) once per entry of left_new[qv] plus, for
         # qv == a, once per (new, a) popped, which is once per entry of right_new[new].
         # Then the new pairs: count, index and push each once.
         hi = new << PAIR_SHIFT
-        popped = len(right_new[new]) if new in right_new else 0
         for pv, lst in right_new.items():
             c2 = len(lst)
             if pv != new:
