@@ -22,9 +22,22 @@ How a step works:
    one is a broken contract and raises :class:`~bpeds.errors.InvariantError`
    naming the score.
 
+``PMI`` and ``WordPiece`` (those classes exactly, not subclasses; with
+``fast_path``) have a fast path: the formula is computed inline, only pairs
+containing a merged token or a new pair are re-scored (a pair whose count fell
+contains a merged token), and a rise to a score below the last merge's score
+is not pushed: the pair goes to a bucket by its binary exponent (bucket ``e``
+holds scores ``< 2**e``). A PMI score rises only when the driver re-scores the
+pair, so ``2**max(buckets)`` bounds every bucketed score; when the heap's top
+falls to that bound, the top bucket's pairs are pushed with their exact
+scores. Most rises (pairs of frequent tokens, far below the top) cost a dict
+update instead of a heap update. Scores are the same floats as
+:meth:`PMI.score <bpeds.scoring.strategies.PMI.score>` computes.
+
 Costs per merge: O(occurrences) for the merge and count updates, O(log n) per
-re-scored pair, plus the score's dependency class (``PARTS``: pairs adjacent
-to the merged tokens; ``GLOBAL`` when totals can raise: all pairs).
+re-scored pair (O(1) for a bucketed PMI rise), plus the score's dependency class
+(``PARTS``: pairs adjacent to the merged tokens; ``GLOBAL`` when totals can
+raise: all pairs).
 """
 
 from __future__ import annotations
@@ -32,12 +45,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from math import frexp, ldexp
 from typing import Any
 
 from bpeds.corpus import Corpus, Counting, MergeDeltas
 from bpeds.errors import InvariantError
 from bpeds.scoring.base import Dependency, Score, Stats, Totals
-from bpeds.scoring.strategies import Frequency, get_score
+from bpeds.scoring.strategies import PMI, Frequency, WordPiece, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
@@ -120,8 +134,9 @@ class MergeDriver:
         #: when it surfaces at the top (False). Both are exact; this is a speed knob.
         self.drop_dead = True
         #: Let the corpus representation run its own fused loop when one applies
-        #: (see :meth:`fused_loop`). Both paths give identical merges; tests compare
-        #: them with each other and with the brute-force oracle. False forces the
+        #: (see :meth:`fused_loop`), and use the PMI/WordPiece fast path (see the
+        #: module docstring). Both paths give identical merges; tests compare them
+        #: with each other and with the brute-force oracle. False forces the
         #: generic loop.
         self.fast_path = True
 
@@ -222,10 +237,15 @@ class MergeDriver:
                 adj.setdefault(k & PAIR_MASK, set()).add(k)
         pos_lb: dict[int, int] = {}
         fast_count = type(score) is Frequency
+        # PMI/WordPiece (exactly those classes, with fast_path): the formula inline, and
+        # low rises kept out of the heap (see rescore_pmi below).
+        pmi = self.fast_path and type(score) in (PMI, WordPiece)
         # For integer counts, fold the leftmost tie into one int: (count << shift) - position
         # orders like (count, -position) but compares much faster than a tuple.
         shift = run.position_limit.bit_length() + 1
         min_count = self.min_count
+        if pmi:
+            min_count = max(min_count, score.min_count)  # type: ignore[attr-defined]
         max_len = self.max_token_length
         raw_score = score.score
 
@@ -236,7 +256,13 @@ class MergeDriver:
             left, right = k >> PAIR_SHIFT, k & PAIR_MASK
             if max_len is not None and length(left) + length(right) > max_len:
                 return None
-            s = c if fast_count else raw_score(c, left, right, stats)
+            s: Any
+            if fast_count:
+                s = c
+            elif pmi:
+                s = c / (unigram[left] * unigram[right])
+            else:
+                s = raw_score(c, left, right, stats)
             if s is None or not leftmost:
                 return s
             if exact:
@@ -256,8 +282,9 @@ class MergeDriver:
             factory = LazyHeap if fast_count else HeapyKiYay
         heap: Multiset[int, Any] = factory(tie=None if leftmost else self.tie.heap_tie(vocab))
         score.begin_step(stats)
-        # What the driver last stored in the heap, per pair (outside the one-pass case):
-        # one dict lookup answers "absent or lower?" for any kind of priority.
+        # What the driver last stored in the heap, per pair (outside the one-pass case; for a
+        # bucketed PMI pair, its bucket's bound): the pair's current upper bound, so one
+        # dict lookup answers "absent or lower?" for any kind of priority.
         pushed: dict[int, Any] = {}
         for k in counts:
             p = priority(k, False)
@@ -274,13 +301,87 @@ class MergeDriver:
         counts_get, pos_lb_get, pushed_get = counts.get, pos_lb.get, pushed.get
         if one_pass:
             pushed.clear()  # not used there: step 3 asks the heap itself
+
+        # PMI/WordPiece without leftmost ties: a rise to a score below `low_limit` (the last
+        # merge's score; measured against 0.25x..4x of it, flat from 0.5x to 2x) is not pushed;
+        # the pair goes to a bucket instead, by the binary exponent of the score (bucket e
+        # holds scores < 2**e), and `pushed` records 2**e as its bound. A PMI score only rises
+        # when the driver re-scores the pair, so 2**max(buckets) bounds every score in the
+        # buckets; once it reaches the heap's top, that bucket's pairs get their exact scores
+        # in the heap. (Under leftmost, priorities are tuples: every rise is pushed.)
+        tiers = pmi and not leftmost
+        buckets: dict[int, set[int]] = {}
+        low_e = 0
+        low_top = -1.0  # 2.0 ** max(buckets), or -1.0 when there is none
+        low_limit = 0.0
+
+        def rescore_pmi(pairs: Iterable[int], limit: float) -> None:
+            # PMI/WordPiece: the score inline; push only rises (a fall leaves an upper bound).
+            nonlocal low_e, low_top
+            for pk in pairs:
+                c = counts_get(pk, 0)
+                if c < min_count:
+                    continue
+                left_, right_ = pk >> PAIR_SHIFT, pk & PAIR_MASK
+                if max_len is not None and length(left_) + length(right_) > max_len:
+                    continue
+                p = c / (unigram[left_] * unigram[right_])
+                was = pushed_get(pk)
+                if was is not None and was >= p:
+                    continue
+                if p < limit:
+                    e = frexp(p)[1]
+                    pushed[pk] = ldexp(1.0, e)
+                    bucket = buckets.get(e)
+                    if bucket is None:
+                        buckets[e] = {pk}
+                        if low_top < 0.0 or e > low_e:
+                            low_e, low_top = e, ldexp(1.0, e)
+                    else:
+                        bucket.add(pk)
+                else:
+                    heap_update(pk, p)
+                    pushed[pk] = p
+
+        def rescore_pmi_leftmost(pairs: Iterable[int]) -> None:
+            for pk in pairs:
+                p = priority(pk, False)
+                if p is not None:
+                    was = pushed_get(pk)
+                    if was is None or was < p:
+                        heap_update(pk, p)
+                        pushed[pk] = p
+
+        def flush_low() -> None:
+            # The top bucket's pairs get their exact scores in the heap (exact is always a
+            # valid bound, even where a stale membership would lower a stored value).
+            nonlocal low_e, low_top
+            members = buckets.pop(low_e)
+            if buckets:
+                low_e = max(buckets)
+                low_top = ldexp(1.0, low_e)
+            else:
+                low_top = -1.0
+            for pk in members:
+                c = counts_get(pk, 0)
+                if c >= min_count:  # (the length cap was checked when it was bucketed)
+                    p = c / (unigram[pk >> PAIR_SHIFT] * unigram[pk & PAIR_MASK])
+                    heap_update(pk, p)
+                    pushed[pk] = p
+
         done = 0
         while done < self.num_merges:
             # 1. select: re-validate the top until its stored priority is exact.
             while True:
                 if not len(heap):
+                    if low_top >= 0.0:
+                        flush_low()
+                        continue
                     return
                 k, stored = heap.top()
+                if tiers and low_top >= stored:
+                    flush_low()
+                    continue
                 fresh = priority(k, True)
                 if fresh is None:
                     heap.discard(k)
@@ -388,12 +489,33 @@ class MergeDriver:
                 for pk in [pk for pk in pushed if pk not in counts]:
                     heap.discard(pk)
                     del pushed[pk]
+            elif pmi:
+                # New pairs (all of the new token's) now; pairs that died are dropped. A
+                # pair whose count fell contains left or right, so it is covered below.
+                if tiers:
+                    low_limit = chosen
+                fresh_pairs = [pk for pk, dv in deltas.pairs.items() if dv > 0]
+                if tiers:
+                    for tok in (left,) if left == right else (left, right):
+                        rescore_pmi(adj.get(tok, ()), low_limit)
+                    rescore_pmi(fresh_pairs, low_limit)
+                else:
+                    for tok in (left,) if left == right else (left, right):
+                        rescore_pmi_leftmost(adj.get(tok, ()))
+                    rescore_pmi_leftmost(fresh_pairs)
+                if drop_dead:
+                    for pk in deltas.pairs:
+                        if pk not in counts and pk in pushed:
+                            heap_discard(pk)
+                            del pushed[pk]
+                rescore = ()
             elif want_groups or want_parts:
                 rescore = set(deltas.pairs)
                 if want_groups:
                     rescore.update(deltas.group_pairs)
                 if want_parts:
-                    for tok in (left, right, new):
+                    # The new token's pairs are all new, so already in deltas.pairs.
+                    for tok in (left, right):
                         rescore.update(adj.get(tok, ()))
             else:
                 rescore = deltas.pairs  # keys are unique already

@@ -1,0 +1,142 @@
+"""PARTS-class scores (PMI, WordPiece): the driver's fast path against the generic loop and
+the brute-force oracle.
+
+With ``fast_path`` (the default) the driver computes ``PMI``/``WordPiece`` inline and keeps
+rises below the last merge's score out of the heap, in buckets by binary exponent;
+``fast_path=False`` runs the generic loop (a method call per pair, every rise pushed). Both
+must give the oracle's merges, scores included, on every option that reaches that code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpeds.corpus import SequenceCorpus, TypeCorpus
+from bpeds.driver import MergeDriver, MergeRecord
+from bpeds.pretokenize import split
+from bpeds.scoring.base import Priority, Score, Stats
+from bpeds.scoring.strategies import PMI, WordPiece
+from bpeds.structures.heapy import Heapy
+from bpeds.structures.lazyheap import LazyHeap
+from bpeds.testing.oracle import brute_force_merges
+
+TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
+
+CORPORA: dict[str, Callable[[list[bytes]], Any]] = {
+    "type": TypeCorpus,
+    "sequence": SequenceCorpus,
+}
+TIES = ("smallest_ids", "leftmost", "lexicographic")
+
+# Small alphabets and repeated chunks: many pairs share tokens, so merges lower the unigram
+# counts under many other pairs (the rises the fast path handles).
+chunk = st.lists(st.sampled_from(b"abcd"), min_size=0, max_size=14).map(bytes)
+corpora = st.lists(chunk, min_size=1, max_size=12)
+
+
+def records(
+    chunks: list[bytes], merges: int, representation: str, fast: bool, **options: Any
+) -> list[tuple[Any, ...]]:
+    driver = MergeDriver(CORPORA[representation](chunks), merges, **options)
+    driver.fast_path = fast
+    return as_tuples(driver.run())
+
+
+def as_tuples(recs: list[MergeRecord]) -> list[tuple[Any, ...]]:
+    return [(r.pair, r.new_id, r.count, r.score) for r in recs]
+
+
+@pytest.mark.parametrize("representation", CORPORA)
+@pytest.mark.parametrize("tie", TIES)
+@pytest.mark.parametrize("cls", [PMI, WordPiece])
+@settings(max_examples=30, deadline=None)
+@given(
+    chunks=corpora,
+    merges=st.integers(1, 20),
+    score_min=st.integers(1, 3),
+    min_count=st.integers(1, 3),
+    max_len=st.none() | st.integers(2, 4),
+)
+def test_fast_path_equals_generic_loop_and_oracle(
+    cls: type[PMI],
+    tie: str,
+    representation: str,
+    chunks: list[bytes],
+    merges: int,
+    score_min: int,
+    min_count: int,
+    max_len: int | None,
+) -> None:
+    options: dict[str, Any] = {
+        "tie": tie,
+        "min_count": min_count,
+        "max_token_length": max_len,
+    }
+    fast = records(chunks, merges, representation, True, score=cls(score_min), **options)
+    slow = records(chunks, merges, representation, False, score=cls(score_min), **options)
+    expected = as_tuples(brute_force_merges(chunks, merges, score=cls(score_min), **options))
+    assert fast == slow == expected
+
+
+@pytest.mark.parametrize("multiset", [Heapy, LazyHeap])
+@settings(max_examples=30, deadline=None)
+@given(chunks=corpora, merges=st.integers(1, 20))
+def test_fast_path_with_other_priority_structures(
+    multiset: Callable[..., Any], chunks: list[bytes], merges: int
+) -> None:
+    fast = records(chunks, merges, "type", True, score=PMI(2), multiset=multiset)
+    expected = as_tuples(brute_force_merges(chunks, merges, score=PMI(2)))
+    assert fast == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks=corpora, merges=st.integers(1, 20))
+def test_non_overlapping_counting(chunks: list[bytes], merges: int) -> None:
+    options: dict[str, Any] = {"score": PMI(2), "counting": "non_overlapping"}
+    fast = records(chunks, merges, "type", True, **options)
+    expected = as_tuples(brute_force_merges(chunks, merges, **options))
+    assert fast == expected
+
+
+@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
+@pytest.mark.parametrize("representation", CORPORA)
+def test_real_text_equals_oracle(representation: str, tie: str) -> None:
+    """Enough merges on real text that low rises are bucketed and buckets flushed."""
+    chunks = list(split(TEXT[:6000], "gpt2"))
+    fast = records(chunks, 150, representation, True, score=PMI(2), tie=tie)
+    expected = as_tuples(brute_force_merges(chunks, 150, score=PMI(2), tie=tie))
+    assert fast == expected
+
+
+def test_real_text_long_run_equals_generic_loop() -> None:
+    """A long run (down to the low scores late in training) against the generic loop."""
+    chunks = list(split(TEXT[:60000], "gpt2"))
+    fast = records(chunks, 1500, "type", True, score=WordPiece(2))
+    slow = records(chunks, 1500, "type", False, score=WordPiece(2))
+    assert len(fast) == 1500
+    assert fast == slow
+
+
+class DoubledPMI(PMI):
+    """A subclass with its own formula: must not take the PMI fast path."""
+
+    name = "doubled_pmi"
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        if count < self.min_count:
+            return None
+        return -count / (stats.unigram(left) + stats.unigram(right))
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks=corpora, merges=st.integers(1, 12))
+def test_a_subclass_keeps_its_own_formula(chunks: list[bytes], merges: int) -> None:
+    score: Score = DoubledPMI(1)
+    got = records(chunks, merges, "type", True, score=score)
+    assert got == as_tuples(brute_force_merges(chunks, merges, score=DoubledPMI(1)))
