@@ -294,7 +294,8 @@ def _array_frequency_merges(
     stored priority is an upper bound: the top is re-validated against the exact
     count and first position (the first live entry of the pair's sorted position
     list; stale entries before it are cut off) and re-pushed if lower. Each pair
-    has at most one heap entry (none if it starts below ``min_count``). A merge
+    has at most one heap entry (none if it starts below ``min_count``; new pairs
+    seen once wait outside the heap until the best count is 1). A merge
     visits the pair's position list once and gathers the new pairs' positions per
     neighbour token (exact lists: when sites are adjacent, the ``(new, a)`` pairs
     the next site ended are filtered out after the loop); the ended pairs' counts
@@ -311,14 +312,15 @@ def _array_frequency_merges(
     counts: dict[int, int] = {}
     index: dict[int, list[int]] = {}
     if n >= 2:
-        keys = list(map(or_, map(lshift, vals[: n - 1], repeat(PAIR_SHIFT)), vals[1:]))
+        # Tokens are bytes here: count under small keys (a << 8 | b), pack once per pair.
+        keys = list(map(or_, map(lshift, vals[: n - 1], repeat(8)), vals[1:]))
         for s in run._starts[1:]:
             keys[s - 1] = -1  # the last token of a chunk has no pair
         grouped: defaultdict[int, list[int]] = defaultdict(list)
         for i, k in enumerate(keys):
             grouped[k].append(i)
         grouped.pop(-1, None)
-        index = dict(grouped)
+        index = {((k >> 8) << PAIR_SHIFT) | (k & 255): lst for k, lst in grouped.items()}
         counts = {k: len(lst) for k, lst in index.items()}
         del keys, grouped
     run.index = index  # check() reads it
@@ -337,37 +339,56 @@ def _array_frequency_merges(
     heapify(heap)
     counts_get = counts.get
     add = vocab.add
+    # New pairs seen once wait in `ones` (not the heap) while a pair counted more often
+    # is left: they can only win once the best count is 1, and most end before that.
+    defer = min_count <= 1
+    ones: list[int] = []
+    ones_append = ones.append
     done = 0
     while done < num_merges:
         # 1. select: re-validate the top until its stored priority is exact.
         while True:
-            if not heap:
+            if heap:
+                e = heap[0]
+                pk = e & kmask
+                c = counts_get(pk, 0)
+                if c < min_count:
+                    heappop(heap)
+                    continue
+                if leftmost:
+                    a = pk >> PAIR_SHIFT
+                    b = pk & pmask
+                    lst = index[pk]
+                    pos = lst[0]
+                    if vals[pos] != a or vals[nxt[pos]] != b:
+                        s = 1
+                        for pos in islice(lst, 1, None):
+                            if vals[pos] == a and vals[nxt[pos]] == b:
+                                break
+                            s += 1
+                        del lst[:s]
+                    fresh = pos - (c << shift)
+                else:
+                    fresh = -c
+                if fresh != e >> kbits:
+                    heapreplace(heap, (fresh << kbits) | pk)
+                    continue
+                if c > 1 or not ones:
+                    heappop(heap)
+                    break
+            elif not ones:
                 return
-            e = heap[0]
-            pk = e & kmask
-            c = counts_get(pk, 0)
-            if c < min_count:
-                heappop(heap)
-                continue
-            if leftmost:
-                a = pk >> PAIR_SHIFT
-                b = pk & pmask
-                lst = index[pk]
-                pos = lst[0]
-                if vals[pos] != a or vals[nxt[pos]] != b:
-                    s = 1
-                    for pos in islice(lst, 1, None):
-                        if vals[pos] == a and vals[nxt[pos]] == b:
-                            break
-                        s += 1
-                    del lst[:s]
-                fresh = pos - (c << shift)
-            else:
-                fresh = -c
-            if fresh == e >> kbits:
-                heappop(heap)
-                break
-            heapreplace(heap, (fresh << kbits) | pk)
+            # The best count is 1 now (or the heap is empty): the waiting pairs join it.
+            for k in ones:
+                if counts[k]:
+                    heap.append(
+                        ((index[k][0] - (1 << shift)) << kbits) | k
+                        if leftmost
+                        else (-1 << kbits) | k
+                    )
+            heapify(heap)
+            ones.clear()
+            defer = False
         a = pk >> PAIR_SHIFT
         b = pk & pmask
         new = add(a, b)
@@ -413,7 +434,9 @@ def _array_frequency_merges(
             counts[k] = c2
             index[k] = lst
             if c2 >= min_count:
-                if leftmost:
+                if c2 == 1 and defer:
+                    ones_append(k)
+                elif leftmost:
                     heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
                 else:
                     heappush(heap, (-c2 << kbits) | k)
@@ -429,7 +452,9 @@ def _array_frequency_merges(
                 counts[k] = c2
                 index[k] = lst
                 if c2 >= min_count:
-                    if leftmost:
+                    if c2 == 1 and defer:
+                        ones_append(k)
+                    elif leftmost:
                         heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
                     else:
                         heappush(heap, (-c2 << kbits) | k)

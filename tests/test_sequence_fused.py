@@ -127,6 +127,21 @@ def test_fused_equals_generic_with_min_count_on_real_text() -> None:
     assert fused[-1][2] >= 4
 
 
+@pytest.mark.parametrize("tie", FUSED_TIES)
+def test_fused_equals_generic_to_the_last_merge(tie: str) -> None:
+    """Until one token per chunk is left: the end, where every count is 1, included."""
+    chunks = [TEXT[:2500].encode(), b"", TEXT[2500:3000].encode()]
+    fused = as_tuples(driver(chunks, 10**9, True, tie=tie).run())
+    generic = as_tuples(driver(chunks, 10**9, False, tie=tie).run())
+    assert fused == generic
+    assert sum(r[2] == 1 for r in fused) > 100
+    # Nothing is left to merge: the last token of each chunk is the whole chunk.
+    d = driver(chunks, 10**9, True, tie=tie)
+    d.run()
+    lengths = {d.vocab.length(r.new_id) for r in d.records}
+    assert {len(c) for c in chunks if c} <= lengths
+
+
 def test_fused_is_minbpe_basic_on_real_text() -> None:
     text = TEXT[:20000]
     want = minbpe_merges(text, 300, None)
