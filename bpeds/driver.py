@@ -23,15 +23,18 @@ How a step works:
    naming the score.
 
 ``PMI`` and ``WordPiece`` (those classes exactly, not subclasses; with
-``fast_path``) have a fast path: the formula is computed inline, only pairs
-containing a merged token or a new pair are re-scored (a pair whose count fell
-contains a merged token), and a rise to a score below the last merge's score
-is not pushed: the pair goes to a bucket by its binary exponent (bucket ``e``
-holds scores ``< 2**e``). A PMI score rises only when the driver re-scores the
-pair, so ``2**max(buckets)`` bounds every bucketed score; when the heap's top
-falls to that bound, the top bucket's pairs are pushed with their exact
-scores. Most rises (pairs of frequent tokens, far below the top) cost a dict
-update instead of a heap update. Scores are the same floats as
+``fast_path``) have a fast path. The formula is computed inline. Only pairs
+containing a merged token and new pairs are re-scored (a pair whose count fell
+contains a merged token). Pairs that can never be eligible again (below
+``min_count``, or over the length cap) are left out of the token -> pairs
+index: a pair's count never rises after the merge that created it. A rise to a
+score below the last merge's score is not pushed: the pair goes to a bucket by
+its binary exponent (bucket ``e`` holds scores ``< 2**e``). A PMI score rises
+only when the driver re-scores the pair, so ``2**max(buckets)`` bounds every
+bucketed score; when the heap's top falls to that bound, the top bucket's
+pairs are pushed with their exact scores. Most rises (pairs of frequent
+tokens, far below the top) so cost a dict update instead of a heap update.
+Scores are the same floats as
 :meth:`PMI.score <bpeds.scoring.strategies.PMI.score>` computes.
 
 Costs per merge: O(occurrences) for the merge and count updates, O(log n) per
@@ -230,11 +233,6 @@ class MergeDriver:
             gcounts if want_groups else None,
             pack_pair,
         )
-        adj: dict[int, set[int]] = {}
-        if want_parts:
-            for k in counts:
-                adj.setdefault(k >> PAIR_SHIFT, set()).add(k)
-                adj.setdefault(k & PAIR_MASK, set()).add(k)
         pos_lb: dict[int, int] = {}
         fast_count = type(score) is Frequency
         # PMI/WordPiece (exactly those classes, with fast_path): the formula inline, and
@@ -247,6 +245,22 @@ class MergeDriver:
         if pmi:
             min_count = max(min_count, score.min_count)  # type: ignore[attr-defined]
         max_len = self.max_token_length
+
+        def never_eligible(k: int, c: int) -> bool:
+            # For PMI: a pair's count only falls once its merge created it, and the length
+            # cap is fixed, so such a pair is never eligible again; adj can leave it out.
+            if c < min_count:
+                return True
+            return max_len is not None and length(k >> PAIR_SHIFT) + length(k & PAIR_MASK) > max_len
+
+        adj: dict[int, set[int]] = {}
+        empty: set[int] = set()
+        if want_parts:
+            for k, c in counts.items():
+                if pmi and never_eligible(k, c):
+                    continue
+                adj.setdefault(k >> PAIR_SHIFT, set()).add(k)
+                adj.setdefault(k & PAIR_MASK, set()).add(k)
         raw_score = score.score
 
         def priority(k: int, exact: bool) -> Any:
@@ -315,16 +329,17 @@ class MergeDriver:
         low_top = -1.0  # 2.0 ** max(buckets), or -1.0 when there is none
         low_limit = 0.0
 
-        def rescore_pmi(pairs: Iterable[int], limit: float) -> None:
+        def rescore_pmi(pairs: Iterable[int], limit: float) -> list[int]:
             # PMI/WordPiece: the score inline; push only rises (a fall leaves an upper bound).
+            # Returns the pairs whose count fell below min_count (never eligible again).
             nonlocal low_e, low_top
+            gone = []
             for pk in pairs:
                 c = counts_get(pk, 0)
                 if c < min_count:
+                    gone.append(pk)
                     continue
                 left_, right_ = pk >> PAIR_SHIFT, pk & PAIR_MASK
-                if max_len is not None and length(left_) + length(right_) > max_len:
-                    continue
                 p = c / (unigram[left_] * unigram[right_])
                 was = pushed_get(pk)
                 if was is not None and was >= p:
@@ -342,6 +357,7 @@ class MergeDriver:
                 else:
                     heap_update(pk, p)
                     pushed[pk] = p
+            return gone
 
         def rescore_pmi_leftmost(pairs: Iterable[int]) -> None:
             for pk in pairs:
@@ -443,16 +459,16 @@ class MergeDriver:
                 pair_sum += dv
                 c = counts.get(pk, 0) + dv
                 if c > 0:
-                    if want_parts and pk not in counts:
+                    if want_parts and pk not in counts and not (pmi and never_eligible(pk, c)):
                         adj.setdefault(pk >> PAIR_SHIFT, set()).add(pk)
                         adj.setdefault(pk & PAIR_MASK, set()).add(pk)
                     counts[pk] = c
                 elif c == 0:
                     del counts[pk]
                     pos_lb.pop(pk, None)
-                    if want_parts:
-                        adj[pk >> PAIR_SHIFT].discard(pk)
-                        adj[pk & PAIR_MASK].discard(pk)
+                    if want_parts:  # (the PMI path leaves some pairs out of adj)
+                        adj.get(pk >> PAIR_SHIFT, empty).discard(pk)
+                        adj.get(pk & PAIR_MASK, empty).discard(pk)
                 else:  # pragma: no cover - would be a representation bug
                     raise InvariantError(f"pair count went negative: {pk}", {"count": c})
             sites = deltas.sites
@@ -497,7 +513,13 @@ class MergeDriver:
                 fresh_pairs = [pk for pk, dv in deltas.pairs.items() if dv > 0]
                 if tiers:
                     for tok in (left,) if left == right else (left, right):
-                        rescore_pmi(adj.get(tok, ()), low_limit)
+                        for pk in rescore_pmi(adj.get(tok, ()), low_limit):
+                            adj[pk >> PAIR_SHIFT].discard(pk)
+                            adj[pk & PAIR_MASK].discard(pk)
+                    if max_len is not None:
+                        fresh_pairs = [
+                            pk for pk in fresh_pairs if not never_eligible(pk, counts[pk])
+                        ]
                     rescore_pmi(fresh_pairs, low_limit)
                 else:
                     for tok in (left,) if left == right else (left, right):
