@@ -103,6 +103,8 @@ class _ArraySequenceRun:
             prv[start] = -1
         self.vals, self.nxt, self.prv = vals, nxt, prv
         self.index: dict[int, list[int]] = {}
+        #: The fused loop's pair index (a pair seen once maps to its position), for check().
+        self.fused_index: dict[int, list[int] | int] | None = None
         self.num_groups = corpus.num_groups
         self.want_groups = want_groups
         self.position_limit = max(1, len(vals))
@@ -224,6 +226,12 @@ class _ArraySequenceRun:
                 row = rows[k] = [0] * self.num_groups
             row[g] += step
 
+    def _indexed(self, k: int, i: int) -> bool:
+        if self.fused_index is None:
+            return i in self.index.get(k, ())
+        got = self.fused_index.get(k, ())
+        return got == i if isinstance(got, int) else i in got
+
     def first_position(self, pk: int) -> int | None:
         """The first live occurrence: index lists are sorted, so the first valid entry."""
         lst = self.index.get(pk)
@@ -272,7 +280,7 @@ class _ArraySequenceRun:
                 if vals[j] < 0 or prv[j] != i:
                     raise InvariantError(f"broken link {i} -> {j}", {"i": i, "j": j})
                 k = (x << PAIR_SHIFT) | vals[j]
-                if i not in self.index.get(k, ()):
+                if not self._indexed(k, i):
                     raise InvariantError(f"pair at {i} is not indexed", {"i": i, "key": k})
 
 
@@ -310,7 +318,7 @@ def _array_frequency_merges(
     vals, nxt, prv = run.vals, run.nxt, run.prv
     n = len(vals)
     counts: dict[int, int] = {}
-    index: dict[int, list[int]] = {}
+    lists: dict[int, list[int]] = {}
     if n >= 2:
         # Tokens are bytes here: count under small keys (a << 8 | b), pack once per pair.
         keys = list(map(or_, map(lshift, vals[: n - 1], repeat(8)), vals[1:]))
@@ -320,10 +328,13 @@ def _array_frequency_merges(
         for i, k in enumerate(keys):
             grouped[k].append(i)
         grouped.pop(-1, None)
-        index = {((k >> 8) << PAIR_SHIFT) | (k & 255): lst for k, lst in grouped.items()}
-        counts = {k: len(lst) for k, lst in index.items()}
+        lists = {((k >> 8) << PAIR_SHIFT) | (k & 255): lst for k, lst in grouped.items()}
+        counts = {k: len(lst) for k, lst in lists.items()}
         del keys, grouped
-    run.index = index  # check() reads it
+    # Positions of each pair, sorted; a new pair seen once maps to its one position (an
+    # int, not a list: fewer objects for the garbage collector to track and traverse).
+    index: dict[int, list[int] | int] = dict(lists)
+    run.fused_index = index
     # A sentinel after the last position: vals[nxt[i]] reads it when nxt[i] == -1.
     vals.append(-2)
     shift = max(1, n).bit_length() + 1
@@ -332,7 +343,7 @@ def _array_frequency_merges(
     pmask = PAIR_MASK
     if leftmost:
         heap = [
-            ((index[k][0] - (c << shift)) << kbits) | k for k, c in counts.items() if c >= min_count
+            ((lists[k][0] - (c << shift)) << kbits) | k for k, c in counts.items() if c >= min_count
         ]
     else:
         heap = [(-c << kbits) | k for k, c in counts.items() if c >= min_count]
@@ -359,8 +370,11 @@ def _array_frequency_merges(
                     a = pk >> PAIR_SHIFT
                     b = pk & pmask
                     lst = index[pk]
-                    pos = lst[0]
-                    if vals[pos] != a or vals[nxt[pos]] != b:
+                    if isinstance(lst, int):
+                        pos = lst  # its only occurrence, live as c >= 1
+                    elif vals[lst[0]] == a and vals[nxt[lst[0]]] == b:
+                        pos = lst[0]
+                    else:
                         s = 1
                         for pos in islice(lst, 1, None):
                             if vals[pos] == a and vals[nxt[pos]] == b:
@@ -381,10 +395,11 @@ def _array_frequency_merges(
             # The best count is 1 now (or the heap is empty): the waiting pairs join it.
             for k in ones:
                 if counts[k]:
+                    first = index[k]  # an int: the pair was seen once
+                    if not isinstance(first, int):  # pragma: no cover - never a list
+                        first = first[0]
                     heap.append(
-                        ((index[k][0] - (1 << shift)) << kbits) | k
-                        if leftmost
-                        else (-1 << kbits) | k
+                        ((first - (1 << shift)) << kbits) | k if leftmost else (-1 << kbits) | k
                     )
             heapify(heap)
             ones.clear()
@@ -396,7 +411,8 @@ def _array_frequency_merges(
         # 2. merge every live site left to right, gathering the new pairs by neighbour.
         left_new: defaultdict[int, list[int]] = defaultdict(list)  # (new, qv): positions
         right_new: defaultdict[int, list[int]] = defaultdict(list)  # (pv, new): positions
-        for i in index.pop(pk):
+        sites = index.pop(pk)
+        for i in (sites,) if isinstance(sites, int) else sites:
             if vals[i] != a:
                 continue
             j = nxt[i]
@@ -432,7 +448,7 @@ def _array_frequency_merges(
                 counts[(pv << PAIR_SHIFT) | a] -= c2
             k = (pv << PAIR_SHIFT) | new
             counts[k] = c2
-            index[k] = lst
+            index[k] = lst if c2 > 1 else lst[0]
             if c2 >= min_count:
                 if c2 == 1 and defer:
                     ones_append(k)
@@ -450,7 +466,7 @@ def _array_frequency_merges(
             if c2:
                 k = hi | qv
                 counts[k] = c2
-                index[k] = lst
+                index[k] = lst if c2 > 1 else lst[0]
                 if c2 >= min_count:
                     if c2 == 1 and defer:
                         ones_append(k)
