@@ -140,3 +140,26 @@ def test_a_subclass_keeps_its_own_formula(chunks: list[bytes], merges: int) -> N
     score: Score = DoubledPMI(1)
     got = records(chunks, merges, "type", True, score=score)
     assert got == as_tuples(brute_force_merges(chunks, merges, score=DoubledPMI(1)))
+
+
+@pytest.mark.parametrize("sleep_below", [0.0, 1.0, 64.0])
+@pytest.mark.parametrize("representation", CORPORA)
+@settings(max_examples=60, deadline=None)
+@given(chunks=corpora, merges=st.integers(1, 24), score_min=st.integers(1, 2))
+def test_sleeping_pairs_stay_exact(
+    sleep_below: float, representation: str, chunks: list[bytes], merges: int, score_min: int
+) -> None:
+    """Put many pairs to sleep (up to all of a merged token's): merges stay the oracle's."""
+    driver = MergeDriver(CORPORA[representation](chunks), merges, score=PMI(score_min))
+    driver.sleep_below = sleep_below
+    expected = as_tuples(brute_force_merges(chunks, merges, score=PMI(score_min)))
+    assert as_tuples(driver.run()) == expected
+
+
+@pytest.mark.parametrize("sleep_below", [1.0, 64.0])
+def test_sleeping_pairs_on_real_text(sleep_below: float) -> None:
+    chunks = list(split(TEXT[:20000], "gpt2"))
+    slow = records(chunks, 600, "type", False, score=PMI(2))
+    driver = MergeDriver(TypeCorpus(chunks), 600, score=PMI(2))
+    driver.sleep_below = sleep_below
+    assert as_tuples(driver.run()) == slow
