@@ -31,9 +31,10 @@ index: a pair's count never rises after the merge that created it. A rise to a
 score below the last merge's score is not pushed: the pair goes to a bucket by
 its binary exponent (bucket ``e`` holds scores ``< 2**e``). A PMI score rises
 only when the driver re-scores the pair, so ``2**max(buckets)`` bounds every
-bucketed score; when the heap's top falls to that bound, the top bucket's
-pairs are pushed with their exact scores. Most rises (pairs of frequent
-tokens, far below the top) so cost a dict update instead of a heap update.
+bucketed score (a sleeping pair's, below, is bounded by its token); when the
+heap's top falls to that bound, the top bucket's pairs are pushed with their
+exact scores. Most rises (pairs of frequent tokens, far below the top) so cost
+a dict update instead of a heap update.
 A pair far below the last merge's score (``sleep_below`` of it) is put to
 sleep under one of its tokens ``t`` (never a pair ``(t, t)``): merges of ``t``
 stop visiting it, its other token's still do, and a bound on every sleeping
@@ -332,8 +333,9 @@ class MergeDriver:
         # the pair goes to a bucket instead, by the binary exponent of the score (bucket e
         # holds scores < 2**e), and `pushed` records 2**e as its bound. A PMI score only rises
         # when the driver re-scores the pair, so 2**max(buckets) bounds every score in the
-        # buckets; once it reaches the heap's top, that bucket's pairs get their exact scores
-        # in the heap. (Under leftmost, priorities are tuples: every rise is pushed.)
+        # buckets (but a sleeping pair's, which its token's cover bounds, see below); once it
+        # reaches the heap's top, that bucket's pairs get their exact scores in the heap.
+        # (Under leftmost, priorities are tuples: every rise is pushed.)
         tiers = pmi and not leftmost
         buckets: dict[int, set[int]] = {}
         low_e = 0
