@@ -53,12 +53,13 @@ raise: all pairs).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from math import frexp, ldexp
 from typing import Any
 
+from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, Counting, MergeDeltas
 from bpeds.errors import InvariantError
 from bpeds.scoring.base import Dependency, Score, Stats, Totals
@@ -154,6 +155,8 @@ class MergeDriver:
         #: score is put to sleep (see the module docstring); 0 never. Exact for any value
         #: >= 0; a speed knob (1/16 measured best of 1/64, 1/16, 1/4 on en13).
         self.sleep_below = 1 / 16
+        #: Pause the cyclic garbage collector while iterating (see :meth:`__iter__`).
+        self.pause_gc = True
 
     def options(self) -> dict[str, Any]:
         """The options that determine this run's merges (recorded with a model)."""
@@ -198,7 +201,25 @@ class MergeDriver:
         )
         return loop
 
-    def __iter__(self) -> Iterator[MergeRecord]:
+    def __iter__(self) -> Generator[MergeRecord, None, None]:
+        """Run the merges, yielding one :class:`MergeRecord` each.
+
+        While the iteration is under way (between its first ``next`` and its end,
+        ``close()`` or an exception) Python's cyclic garbage collector is paused,
+        unless ``pause_gc`` is False: training keeps millions of small containers
+        alive, and the collector would re-scan all of them again and again (see
+        :mod:`bpeds._gc`; about 15% of the merge loop on 13 MB of English, 30% on
+        multilingual text). Reference counting still frees everything; only
+        objects in reference cycles wait. An iterator dropped half-way restores
+        the collector when it is closed or freed.
+        """
+        if not self.pause_gc:
+            yield from self._merges()
+            return
+        with gc_paused():
+            yield from self._merges()
+
+    def _merges(self) -> Iterator[MergeRecord]:
         score = self.score
         depends = score.depends
         want_parts = depends >= Dependency.PARTS

@@ -139,3 +139,20 @@ def test_fused_loop_stops_cleanly() -> None:
     d = MergeDriver(TypeCorpus([b"ab", b"b"]), 50)
     assert uses_fused_loop(d)
     assert [r.pair for r in d.run()] == [(97, 98)]
+
+
+def test_iterating_pauses_the_cyclic_gc_and_restores_it() -> None:
+    import gc
+
+    d = MergeDriver(TypeCorpus(split(TEXT[:3000], "gpt2")), 5)
+    it = iter(d)
+    next(it)
+    assert not gc.isenabled()
+    it.close()  # abandoned half-way
+    assert gc.isenabled()
+    assert len(list(MergeDriver(TypeCorpus([b"abab"]), 5))) == 2
+    assert gc.isenabled()
+    d = MergeDriver(TypeCorpus([b"abab"]), 5)
+    d.pause_gc = False
+    seen = [gc.isenabled() for _ in d]
+    assert seen == [True, True]
