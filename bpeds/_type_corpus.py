@@ -164,6 +164,82 @@ def _has_pair(w: list[int], a: int, b: int) -> bool:
     return False
 
 
+def _merge_sites(
+    types: Iterable[int],
+    words: list[list[int]],
+    counts: list[int],
+    a: int,
+    b: int,
+    new: int,
+    d: defaultdict[int, int],
+    fresh: defaultdict[int, list[int]],
+) -> int:
+    """Merge every non-overlapping ``(a, b)``, left to right, in each listed type.
+
+    Sites are found with ``list.index`` jumps (C speed); count changes are
+    windowed (each site changes only the pairs next to it) and netted into
+    ``d``, weighted by the type's count; each type that gains a pair is listed
+    under that pair in ``fresh``. A listed type that no longer holds the pair
+    (a stale or repeated index entry) costs one scan. Returns the merge sites
+    weighted by type counts. The pair's own count is left to the caller.
+
+    Complexity: O(total length of the listed types) in C, plus O(1) Python work
+    per occurrence of ``a`` in them.
+    """
+    total = 0
+    ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
+    for t in types:
+        w = words[t]
+        last = len(w) - 1
+        try:
+            j = w.index(a)
+        except ValueError:
+            continue
+        c = counts[t]
+        res: list[int] | None = None
+        start = 0
+        sites = 0
+        while j < last:
+            if w[j + 1] == b:
+                if res is None:
+                    res = w[:j]
+                elif start < j:
+                    res.extend(w[start:j])
+                if res:
+                    p = res[-1] << PAIR_SHIFT
+                    d[p | a] -= c
+                    k = p | new
+                    d[k] += c
+                    fresh[k].append(t)
+                if j + 2 <= last:
+                    q = w[j + 2]
+                    d[rs | q] -= c
+                    k = ls | q
+                    d[k] += c
+                    fresh[k].append(t)
+                res.append(new)
+                sites += 1
+                start = j + 2
+                if start > last:
+                    break
+                try:
+                    j = w.index(a, start)
+                except ValueError:
+                    break
+            else:
+                try:
+                    j = w.index(a, j + 1)
+                except ValueError:
+                    break
+        if res is None:
+            continue
+        if start <= last:
+            res.extend(w[start:])
+        words[t] = res
+        total += sites * c
+    return total
+
+
 class _TypeRun:
     """One run's mutable state over a :class:`TypeCorpus`."""
 
@@ -262,67 +338,13 @@ class _TypeRun:
             self._merge_recount(a, b, new, out)
             return
         pk = (a << PAIR_SHIFT) | b
-        d = out.pairs
-        words, counts = self.words, self.counts
         fresh: defaultdict[int, list[int]] = defaultdict(list)
-        total = 0
         # After this merge the pair occurs nowhere, so its whole list is taken and dropped:
-        # the loop below checks each type itself, so no predicate call per entry is needed.
+        # the merge checks each type itself, so no predicate call per entry is needed.
         index = self.index
-        types = index.raw(pk)
-        index.discard(pk)
-        ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
-        for t in types:
-            w = words[t]
-            last = len(w) - 1
-            try:
-                j = w.index(a)
-            except ValueError:
-                continue
-            c = counts[t]
-            res: list[int] | None = None
-            start = 0
-            sites = 0
-            while j < last:
-                if w[j + 1] == b:
-                    if res is None:
-                        res = w[:j]
-                    elif start < j:
-                        res.extend(w[start:j])
-                    if res:
-                        p = res[-1] << PAIR_SHIFT
-                        d[p | a] -= c
-                        k = p | new
-                        d[k] += c
-                        fresh[k].append(t)
-                    if j + 2 <= last:
-                        q = w[j + 2]
-                        d[rs | q] -= c
-                        k = ls | q
-                        d[k] += c
-                        fresh[k].append(t)
-                    res.append(new)
-                    sites += 1
-                    start = j + 2
-                    if start > last:
-                        break
-                    try:
-                        j = w.index(a, start)
-                    except ValueError:
-                        break
-                else:
-                    try:
-                        j = w.index(a, j + 1)
-                    except ValueError:
-                        break
-            if res is None:
-                continue
-            if start <= last:
-                res.extend(w[start:])
-            words[t] = res
-            total += sites * c
+        total = _merge_sites(index.take(pk), self.words, self.counts, a, b, new, out.pairs, fresh)
         if total:
-            d[pk] -= total
+            out.pairs[pk] -= total
             out.sites += total
         extend = index.extend
         for k, ts in fresh.items():
@@ -397,53 +419,7 @@ class _TypeRun:
             # -- merge every (a, b), netting count changes in d (as merge() does).
             d: defaultdict[int, int] = defaultdict(int)
             fresh_types: defaultdict[int, list[int]] = defaultdict(list)
-            ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
-            for t in take(k):
-                w = words[t]
-                last = len(w) - 1
-                try:
-                    j = w.index(a)
-                except ValueError:
-                    continue
-                tc = wcounts[t]
-                res: list[int] | None = None
-                start = 0
-                while j < last:
-                    if w[j + 1] == b:
-                        if res is None:
-                            res = w[:j]
-                        elif start < j:
-                            res.extend(w[start:j])
-                        if res:
-                            p = res[-1] << PAIR_SHIFT
-                            d[p | a] -= tc
-                            k2 = p | new
-                            d[k2] += tc
-                            fresh_types[k2].append(t)
-                        if j + 2 <= last:
-                            q = w[j + 2]
-                            d[rs | q] -= tc
-                            k2 = ls | q
-                            d[k2] += tc
-                            fresh_types[k2].append(t)
-                        res.append(new)
-                        start = j + 2
-                        if start > last:
-                            break
-                        try:
-                            j = w.index(a, start)
-                        except ValueError:
-                            break
-                    else:
-                        try:
-                            j = w.index(a, j + 1)
-                        except ValueError:
-                            break
-                if res is None:
-                    continue
-                if start <= last:
-                    res.extend(w[start:])
-                words[t] = res
+            _merge_sites(take(k), words, wcounts, a, b, new, d, fresh_types)
             for k2, ts in fresh_types.items():
                 extend(k2, ts)
             # -- apply the net changes: push what rose, forget what died.
