@@ -47,7 +47,7 @@ __all__ = ["PRESETS", "count_pieces", "train"]
 #: argument given a different value is an error (even the usual default's).
 PRESETS: dict[str, dict[str, Any]] = {
     "minbpe-basic": {"pattern": None, "representation": "sequence", "tie": "leftmost"},
-    "minbpe-regex": {"pattern": "gpt4", "representation": "type", "tie": "leftmost"},
+    "minbpe-regex": {"pattern": "gpt4", "representation": "sequence", "tie": "leftmost"},
     "hf": {"pattern": "gpt2", "representation": "type", "tie": "hf"},
     "rustbpe": {"pattern": "gpt4", "representation": "type", "tie": "smallest_ids"},
 }
