@@ -311,7 +311,10 @@ class CarelessLeap(Leap[int]):
 
 def test_machine_catches_a_buggy_implementation() -> None:
     machine = leap_machine(CarelessLeap)
-    with pytest.raises((AssertionError, InvariantError)):
+    # Caught either by a check (AssertionError, InvariantError) or by the careless Leap
+    # tripping over its own corrupted chains (a KeyError in its value counts) in a later
+    # step: which comes first depends on the examples generated.
+    with pytest.raises((AssertionError, InvariantError, KeyError)):
         run_state_machine_as_test(
             machine,
             settings=settings(
