@@ -382,13 +382,16 @@ class MergeDriver:
         margin = 1.0 + 1e-9
         sleep_below = self.sleep_below
 
+        def push_cover(tok: int) -> None:
+            cv = drowse[tok] * since[tok] / unigram[tok] * margin
+            if cv > cover.get(tok, -1.0):
+                cover[tok] = cv
+                heappush(wakes, (-cv, tok))
+
         def raise_cover(tok: int, bound: float) -> None:
             if bound > drowse[tok]:
                 drowse[tok] = bound
-                cv = bound * since[tok] / unigram[tok] * margin
-                if cv > cover.get(tok, -1.0):
-                    cover[tok] = cv
-                    heappush(wakes, (-cv, tok))
+                push_cover(tok)
 
         def forget(pk: int) -> None:
             # pk can never be eligible again: out of adj and of any sleep set.
@@ -461,10 +464,7 @@ class MergeDriver:
                             top = bound
                     drowse[tok] = top
             if sleep.get(tok):
-                cv = drowse[tok] * since[tok] / unigram[tok] * margin
-                if cv > cover.get(tok, -1.0):
-                    cover[tok] = cv
-                    heappush(wakes, (-cv, tok))
+                push_cover(tok)
 
         def wake(entry: tuple[float, int]) -> None:
             neg, tok = entry
@@ -480,15 +480,6 @@ class MergeDriver:
             gone, _ = rescore_pmi(asleep, low_limit, 0.0)
             for pk in gone:
                 forget(pk)
-
-        def rescore_pmi_leftmost(pairs: Iterable[int]) -> None:
-            for pk in pairs:
-                p = priority(pk, False)
-                if p is not None:
-                    was = pushed_get(pk)
-                    if was is None or was < p:
-                        heap_update(pk, p)
-                        pushed[pk] = p
 
         def flush_low() -> None:
             # The top bucket's pairs get their exact scores in the heap (exact is always a
@@ -639,24 +630,17 @@ class MergeDriver:
                 for pk in [pk for pk in pushed if pk not in counts]:
                     heap.discard(pk)
                     del pushed[pk]
-            elif pmi:
+            elif tiers:
                 # New pairs (all of the new token's) now; pairs that died are dropped. A
-                # pair whose count fell contains left or right, so it is covered below.
-                if tiers:
-                    low_limit = chosen
+                # pair whose count fell contains left or right, so visit() covers it.
+                # (PMI under leftmost ties takes the general branch below.)
+                low_limit = chosen
                 fresh_pairs = [pk for pk, dv in deltas.pairs.items() if dv > 0]
-                if tiers:
-                    for tok in (left,) if left == right else (left, right):
-                        visit(tok)
-                    if max_len is not None:
-                        fresh_pairs = [
-                            pk for pk in fresh_pairs if not never_eligible(pk, counts[pk])
-                        ]
-                    rescore_pmi(fresh_pairs, low_limit, 0.0)
-                else:
-                    for tok in (left,) if left == right else (left, right):
-                        rescore_pmi_leftmost(adj.get(tok, ()))
-                    rescore_pmi_leftmost(fresh_pairs)
+                for tok in (left,) if left == right else (left, right):
+                    visit(tok)
+                if max_len is not None:
+                    fresh_pairs = [pk for pk in fresh_pairs if not never_eligible(pk, counts[pk])]
+                rescore_pmi(fresh_pairs, low_limit, 0.0)
                 if drop_dead:
                     for pk in deltas.pairs:
                         if pk not in counts and pk in pushed:
