@@ -293,29 +293,25 @@ class _TypeRun:
 
         Complexity: O(total length of the types).
         """
-        gpairs: dict[int, list[int]] = {}
         ngroups = self.num_groups
         gtokens = [0] * ngroups
-        where: defaultdict[int, list[int]] = defaultdict(list)
-        counting = self.counting
-        want_groups = self.want_groups
         uni: defaultdict[int, int] = defaultdict(int)
-        acc: defaultdict[int, int] = defaultdict(int)
-        for t, w in enumerate(self.words):
-            c, g = self.counts[t], self.groups[t]
+        for w, c, g in zip(self.words, self.counts, self.groups, strict=True):
             gtokens[g] += len(w) * c
             for x in w:
                 uni[x] += c
-            if counting == "overlapping" and not want_groups:
-                # The common case, without a per-type dict: packed keys straight from zip.
-                for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
-                    acc[k] += c
-                    where[k].append(t)
-                continue
-            for k, n in count_pairs(w, counting).items():
+        gpairs: dict[int, list[int]] = {}
+        if self.overlapping and not self.want_groups:
+            return Initial(self._initial_pairs(), dict(uni), gpairs, gtokens)
+        # The general case: per-type pair counts (non-overlapping, per group).
+        where: defaultdict[int, list[int]] = defaultdict(list)
+        acc: defaultdict[int, int] = defaultdict(int)
+        for t, w in enumerate(self.words):
+            c, g = self.counts[t], self.groups[t]
+            for k, n in count_pairs(w, self.counting).items():
                 acc[k] += n * c
                 where[k].append(t)
-                if want_groups:
+                if self.want_groups:
                     gp = gpairs.get(k)
                     if gp is None:
                         gp = gpairs[k] = [0] * ngroups
