@@ -70,6 +70,7 @@ import regex
 
 from bpeds.encoder import special_token_regex
 from bpeds.errors import BpedsError
+from bpeds.pretokenize import NEWLINE_CUT
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -89,7 +90,7 @@ _ERRORS = ("strict", "replace")
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 # The rightmost safe cut at or before endpos - 1 (zero-width; see the module docstring).
-_CUT = regex.compile(r"(?r)(?<=\S)(?= )|(?<=\S\n)(?=[^\s/])")
+_CUT = regex.compile(r"(?r)(?<=\S)(?= )|" + NEWLINE_CUT)
 
 Unit = str | os.PathLike[str]
 
