@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from heapq import heapify, heappop, heappush
 from itertools import pairwise
+from operator import add
 from typing import TYPE_CHECKING, Any
 
 from bpeds._corpus_base import (
@@ -26,6 +27,12 @@ from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 #: The fused loop's heap is rebuilt from the counts once it holds more than
 #: ``2 * live entries + HEAP_SLACK`` entries (dead ones are the rest).
 HEAP_SLACK = 1024
+
+#: A packed pair's bits (two ids of PAIR_SHIFT bits each).
+PAIR_MASK2 = (1 << (2 * PAIR_SHIFT)) - 1
+
+#: The fused loop stores token ids as characters: it runs while every id is below this.
+CHAR_IDS = 0x110000
 
 if TYPE_CHECKING:
     from bpeds.scoring.ties import TieRule
@@ -115,19 +122,43 @@ class TypeCorpus:
         self._init_types(items(), policy)
         return self
 
+    @classmethod
+    def _from_pieces(cls, pieces: dict[str, int]) -> TypeCorpus:
+        """A group-0 corpus from distinct non-empty pieces with counts >= 1, in order.
+
+        For :func:`bpeds.train`, whose counts are built that way: nothing to check
+        or add together (UTF-8 keeps distinct strings distinct). O(total length).
+        """
+        self = cls.__new__(cls)
+        self._set_types([p.encode("utf-8") for p in pieces], list(pieces.values()), None, None)
+        return self
+
     def _init_types(
         self, items: Iterable[tuple[bytes, int, int]], policy: CompactionPolicy[int] | None
     ) -> None:
-        self._chunks: list[bytes] = []
-        self._counts: list[int] = []
-        self._groups: list[int] = []
+        chunks: list[bytes] = []
+        counts: list[int] = []
+        groups: list[int] = []
         for c, n, g in items:
-            self._chunks.append(c)
-            self._counts.append(n)
-            self._groups.append(g)
+            chunks.append(c)
+            counts.append(n)
+            groups.append(g)
+        self._set_types(chunks, counts, groups, policy)
+
+    def _set_types(
+        self,
+        chunks: list[bytes],
+        counts: list[int],
+        groups: list[int] | None,
+        policy: CompactionPolicy[int] | None,
+    ) -> None:
+        """Store the types (``groups=None``: all in group 0)."""
+        self._chunks = chunks
+        self._counts = counts
+        self._groups = [0] * len(chunks) if groups is None else groups
         self._policy = policy
         self.num_groups = max(self._groups, default=0) + 1
-        self._stride = max((len(c) for c in self._chunks), default=0) + 1
+        self._stride = max(map(len, self._chunks), default=0) + 1
 
     @property
     def num_types(self) -> int:
@@ -252,13 +283,15 @@ class _TypeRun:
     ) -> None:
         self.counting = counting
         self.length = length
-        self.words: list[list[int]] = [list(c) for c in corpus._chunks]
+        self.chunks = corpus._chunks
+        #: The types as id lists, made by :meth:`initial` (the fused loop keeps its own).
+        self.words: list[list[int]] = []
         self.counts = corpus._counts
         self.groups = corpus._groups
         self.num_groups = corpus.num_groups
         self.stride = corpus._stride
         #: Every position :meth:`first_position` returns is below this.
-        self.position_limit = max(1, len(self.words) * self.stride)
+        self.position_limit = max(1, len(self.chunks) * self.stride)
         self.want_groups = want_groups
         self.overlapping = counting == "overlapping"
         words = self.words
@@ -293,6 +326,8 @@ class _TypeRun:
 
         Complexity: O(total length of the types).
         """
+        if not self.words:
+            self.words.extend(map(list, self.chunks))
         ngroups = self.num_groups
         gtokens = [0] * ngroups
         uni: defaultdict[int, int] = defaultdict(int)
@@ -352,26 +387,53 @@ class _TypeRun:
         """The fused frequency loop (see :meth:`bpeds.driver.MergeDriver.fused_loop`).
 
         Applies to overlapping counts without groups under a static tie rule
-        (``smallest_ids``, with or without a byte order, ``lexicographic``);
+        (``smallest_ids``, with or without a byte order, ``lexicographic``) while
+        every id fits in one character (``len(vocab) + num_merges <= CHAR_IDS``);
         returns None otherwise (``leftmost`` needs first positions: the generic
-        loop has them). Yields ``(left, right, new_id, count)`` per merge.
+        loop has them). Yields ``(left, right, new_id, count)`` per merge. The run
+        is consumed: use a fresh one for anything else.
 
-        It is the generic loop with everything that loop keeps general taken out:
-        counts are a plain dict, selection is a C ``heapq`` of ``(-count, key)``
-        (or ``(-count, tie(key), key)``) tuples, and each merge's windowed count
-        changes are netted in one dict and applied in the same function. Exact by
-        the same argument: an entry is pushed whenever a count rises, so the
-        stored count of every pair's best entry is an upper bound of its count; a
-        popped entry whose count fell is pushed back with the current count, and
-        the first popped entry that is current is the maximum (ties by the rule,
-        which the tuple order implements).
+        **Representation.** Each type is a ``str`` whose characters are token ids
+        (``chr(id)``; bytes decode as Latin-1), so a pair is a two-character string
+        and the C string methods do the scanning: ``find`` locates the first site
+        (a stale index entry costs that one call), ``replace`` merges every site at
+        once, left to right and non-overlapping, which is BPE's rule. The key order
+        of two-character strings is the order of ``(left, right)``, so
+        ``smallest_ids`` needs no tie key.
 
-        Complexity: per merge, O(index entries of the pair + length of the types
-        holding it) for the merge, O(log n) per pair whose count rose. The heap
-        holds at most ``2 * live pairs + HEAP_SLACK`` entries: past that it is rebuilt
-        from the counts (O(n)), so its memory stays bounded.
+        **Counts.** A merge of ``(a, b)`` into ``n`` changes only pairs next to its
+        sites: ``(x, a) -> (x, n)`` for the token ``x`` before a site and
+        ``(b, y) -> (n, y)`` for the one after. The loop lists each visited type
+        under its neighbour (twice for two sites), then per distinct neighbour
+        adds the types' counts in C (``sum(map(...))``) and moves that weight from
+        the old pair to the new one. Two adjacent sites (``abab``) are netted by
+        taking the left neighbour of the second from the merged text, ``n``: its
+        ``-(n, a) + (n, n)`` cancels the ``+(n, a)`` of the first site's right side.
+
+        **Index.** A pair's list of types is made once, whole (by the first pass,
+        or by the merge that makes the pair's newest token), and never extended:
+        a pair of two older tokens gains no occurrence later. So the lists live in
+        a plain dict; each is taken whole when its pair merges, and entries made
+        stale meanwhile cost one ``find`` each. The corpus's compaction policy
+        (which acts on appends) has nothing to act on here. Entries in all: at
+        most the first pass's pairs plus two per merge site.
+
+        **Selection** is exact by the generic loop's argument: a C ``heapq`` of
+        ``(-count, key)`` (or ``(-count, tie(key), key)``) tuples gets an entry
+        whenever a pair's count rises (here: when the pair is made), so every
+        pair's best entry stores an upper bound of its count; a popped entry whose
+        count fell is pushed back with the current count, and the first popped
+        entry that is current is the maximum (ties by the rule, which the tuple
+        order implements). The heap is rebuilt from the counts (O(n)) once it
+        holds more than ``2 * live pairs + HEAP_SLACK`` entries.
+
+        Complexity: per merge, O(index entries of the pair + length of the
+        types holding it) in C, O(1) Python work per site and per distinct
+        neighbour, and O(log n) per new pair.
         """
         if tie.dynamic or not self.overlapping or self.want_groups:
+            return None
+        if len(vocab) + num_merges > CHAR_IDS:
             return None
         return self._frequency_loop(num_merges, min_count, tie.heap_tie(vocab), vocab)
 
@@ -382,64 +444,121 @@ class _TypeRun:
         tie_key: Callable[[int], Any] | None,
         vocab: Vocab,
     ) -> Iterator[tuple[int, int, int, int]]:
-        counts = self._initial_pairs()
-        heap: list[tuple[Any, ...]]
+        words = [c.decode("latin-1") for c in self.chunks]
+        wcount = self.counts.__getitem__
+        # -- first pass: each pair's types, one entry per occurrence; its count is the
+        # sum of those types' counts (overlapping: "aaa" lists its type twice for "aa").
+        first: defaultdict[str, list[int]] = defaultdict(list)
+        for t, w in enumerate(words):
+            for k in map(add, w, w[1:]):
+                first[k].append(t)
+        where: dict[str, list[int]] = dict(first)
+        del first
+        counts = {k: sum(map(wcount, ts)) for k, ts in where.items()}
 
-        def rebuilt() -> list[tuple[Any, ...]]:
-            fresh: list[tuple[Any, ...]]
+        # Heap entries: without a tie key one int, ``-count << 2 * PAIR_SHIFT | packed
+        # pair`` (ordered like (-count, left, right), and much cheaper to compare than a
+        # tuple); with one, ``(-count, tie(packed), packed)``.
+        plain = tie_key is None
+        shift = 2 * PAIR_SHIFT
+
+        def entry(pk: int, c: int) -> Any:
             if tie_key is None:
-                fresh = [(-c, k) for k, c in counts.items() if c >= min_count]
-            else:
-                fresh = [(-c, tie_key(k), k) for k, c in counts.items() if c >= min_count]
+                return (-c << shift) | pk
+            return (-c, tie_key(pk), pk)
+
+        def rebuilt() -> list[Any]:
+            fresh = [
+                entry((ord(k[0]) << PAIR_SHIFT) | ord(k[1]), c)
+                for k, c in counts.items()
+                if c >= min_count
+            ]
             heapify(fresh)
             return fresh
 
         heap = rebuilt()
         limit = 2 * len(heap) + HEAP_SLACK
-        words, wcounts = self.words, self.counts
-        index = self.index
-        take, extend = index.take, index.extend
+        take = where.pop
         add_token = vocab.add
         done = 0
         while done < num_merges and heap:
-            entry = heappop(heap)
-            k = entry[-1]
+            top = heappop(heap)
+            if plain:
+                stored, pk = -(top >> shift), top & PAIR_MASK2
+            else:
+                stored, pk = -top[0], top[-1]
+            left, right = pk >> PAIR_SHIFT, pk & PAIR_MASK
+            a, b = chr(left), chr(right)
+            k = a + b
             c = counts.get(k, 0)
-            if c != -entry[0]:
+            if c != stored:
                 # Stale: the count fell since (a count that rose has a newer entry above).
                 if c >= min_count:
-                    heappush(heap, (-c, k) if tie_key is None else (-c, entry[1], k))
+                    heappush(heap, entry(pk, c))
                 continue
-            a, b = k >> PAIR_SHIFT, k & PAIR_MASK
-            new = add_token(a, b)
-            # -- merge every (a, b), netting count changes in d (as merge() does).
-            d: defaultdict[int, int] = defaultdict(int)
-            fresh_types: defaultdict[int, list[int]] = defaultdict(list)
-            _merge_sites(take(k), words, wcounts, a, b, new, d, fresh_types)
-            for k2, ts in fresh_types.items():
-                extend(k2, ts)
-            # -- apply the net changes: push what rose, forget what died.
-            # The merged pair is gone everywhere (its window changes in runs like
-            # "aaa" included).
-            del counts[k]
-            d.pop(k, None)
-            for k2, dv in d.items():
-                if dv > 0:
-                    c2 = counts.get(k2, 0) + dv
-                    counts[k2] = c2
-                    if c2 >= min_count:
-                        heappush(heap, (-c2, k2) if tie_key is None else (-c2, tie_key(k2), k2))
-                elif dv < 0:
-                    c2 = counts[k2] + dv
-                    if c2:
-                        counts[k2] = c2
-                    else:
-                        del counts[k2]
+            new = add_token(left, right)
+            n = chr(new)
+            high = new << PAIR_SHIFT
+            # -- merge: each visited type listed under its neighbours ("" = none).
+            lefts: defaultdict[str, list[int]] = defaultdict(list)
+            rights: defaultdict[str, list[int]] = defaultdict(list)
+            for t in take(k):
+                w = words[t]
+                i = w.find(k)
+                if i < 0:
+                    continue  # stale entry, or a repeat of a type already merged
+                merged = w.replace(k, n)
+                words[t] = merged
+                if len(merged) + 1 == len(w):  # one site (the common case)
+                    lefts[w[i - 1 : i]].append(t)
+                    rights[w[i + 2 : i + 3]].append(t)
+                    continue
+                end = -1
+                while i >= 0:
+                    lefts[n if i == end else w[i - 1 : i]].append(t)
+                    rights[w[i + 2 : i + 3]].append(t)
+                    end = i + 2
+                    i = w.find(k, end)
+            # -- move each neighbour's weight to the new pair; a new pair's list is
+            # its types. Right side first: (n, a) of adjacent sites exists before the
+            # left side's (n, a) loses it.
+            rights.pop("", None)
+            lefts.pop("", None)
+            for y, ts in rights.items():
+                weight = sum(map(wcount, ts))
+                k2 = b + y
+                left_over = counts[k2] - weight
+                if left_over:
+                    counts[k2] = left_over
+                else:
+                    del counts[k2]
+                k2 = n + y
+                counts[k2] = weight
+                where[k2] = ts
+                if weight >= min_count:
+                    pk = high | ord(y)
+                    heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
+            for x, ts in lefts.items():
+                weight = sum(map(wcount, ts))
+                k2 = x + a
+                left_over = counts[k2] - weight
+                if left_over:
+                    counts[k2] = left_over
+                else:
+                    del counts[k2]
+                k2 = x + n
+                counts[k2] = weight
+                where[k2] = ts
+                if weight >= min_count:
+                    pk = (ord(x) << PAIR_SHIFT) | new
+                    heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
+            # The merged pair is gone everywhere ("aaa" took some of its count above).
+            counts.pop(k, None)
             if len(heap) > limit:
                 heap = rebuilt()
                 limit = 2 * len(heap) + HEAP_SLACK
             done += 1
-            yield a, b, new, c
+            yield left, right, new, c
 
     def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """The general path (non-overlapping counts, per-group counts): recount each

@@ -57,6 +57,13 @@ def _check_int(value: object, what: str) -> int:
     return value
 
 
+def _check_pair(k: int, pair: object) -> tuple[int, int]:
+    """Merge ``k``'s two ids, or a TypeError saying what is wrong with ``pair``."""
+    if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
+        raise TypeError(f"merge {k} must be a pair of ids, got {pair!r}")
+    return _check_int(pair[0], f"merge {k}'s left id"), _check_int(pair[1], f"merge {k}'s right id")
+
+
 def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str] | None]:
     """The regex source of a named or literal pattern, and its compiled form.
 
@@ -183,19 +190,23 @@ class Tokenizer:
         checked: list[tuple[int, int]] = []
         seen: set[tuple[int, int]] = set()
         for k, pair in enumerate(merges):
-            if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
-                raise TypeError(f"merge {k} must be a pair of ids, got {pair!r}")
-            a = _check_int(pair[0], f"merge {k}'s left id")
-            b = _check_int(pair[1], f"merge {k}'s right id")
+            # The common case, a tuple of two ints, is checked by exact types (cheap);
+            # anything else takes the full checks.
+            if type(pair) is tuple and len(pair) == 2:
+                a, b = pair
+                if type(a) is not int or type(b) is not int:
+                    pair = a, b = _check_pair(k, pair)
+            else:
+                pair = a, b = _check_pair(k, pair)
             top = BYTE_TOKENS + k
             if not (0 <= a < top and 0 <= b < top):
                 raise TokenizerError(
                     f"merge {k} is ({a}, {b}) but makes id {top}: it may only use ids 0..{top - 1}"
                 )
-            if (a, b) in seen:
+            if pair in seen:
                 raise TokenizerError(f"merge {k} ({a}, {b}) repeats an earlier merge")
-            seen.add((a, b))
-            checked.append((a, b))
+            seen.add(pair)
+            checked.append(pair)
             vocab.add(a, b)
         source, compiled = resolve_pattern(pattern)
         special: dict[str, int] = {}

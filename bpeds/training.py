@@ -369,7 +369,7 @@ def train(
         if isinstance(pieces, list):
             corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
         else:
-            corpus = TypeCorpus.from_counts((p.encode("utf-8"), n) for p, n in pieces.items())
+            corpus = TypeCorpus._from_pieces(pieces)
         del pieces
 
         driver = MergeDriver(

@@ -85,7 +85,8 @@ def test_heap_rebuilds_keep_results_exact(items: list[tuple[bytes, int]], merges
 def test_fused_loop_keeps_the_compaction_policy_contract(
     policy: Callable[[], Any], items: list[tuple[bytes, int]], merges: int
 ) -> None:
-    """Eager compaction (tiny thresholds) drops only stale entries: same merges."""
+    """A corpus's compaction policy changes no merge (the fused loop's lists are never
+    extended, so it has nothing to compact; the generic loop compacts eagerly here)."""
     corpus = TypeCorpus.from_counts(items, policy=policy())
     fused = MergeDriver(corpus, merges)
     _, generic = drivers(items, merges)
@@ -156,3 +157,37 @@ def test_iterating_pauses_the_cyclic_gc_and_restores_it() -> None:
     d.pause_gc = False
     seen = [gc.isenabled() for _ in d]
     assert seen == [True, True]
+
+
+def test_too_many_ids_for_characters_decline_the_fused_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fused loop stores ids as characters; past CHAR_IDS the generic loop runs."""
+    items = [(b"abcabcab", 3), (b"cabbage", 2)]
+    fused, generic = drivers(items, 6)
+    expected = records(generic)
+    monkeypatch.setattr(type_corpus, "CHAR_IDS", 256 + 5)
+    assert not uses_fused_loop(fused)
+    assert records(fused) == expected
+
+
+def test_ids_in_the_surrogate_range() -> None:
+    """Ids 0xD800-0xDFFF are lone surrogates as characters; the loop must not care."""
+    from bpeds.vocab import Vocab
+
+    items = [(c, 1) for c in split(TEXT[:20_000], GPT2_PATTERN)]
+    offset = 0xD800 - 256 - 40  # the 41st merge gets id 0xD800
+    wide = Vocab()
+    for _ in range(offset):
+        wide.add(0, 0)
+
+    def shifted(i: int) -> int:
+        return i if i < 256 else i - offset
+
+    run = TypeCorpus.from_counts(items).start("overlapping", False, wide.length)
+    loop = run.frequency_merges(300, 1, SmallestIds(), wide)
+    assert loop is not None
+    got = [(shifted(a), shifted(b), shifted(new), c) for a, b, new, c in loop]
+    assert max(new for _, _, new, _ in got) + offset >= 0xD800 + 200
+    _, generic = drivers(items, 300)
+    assert got == [(*r.pair, r.new_id, r.count) for r in generic.run()]
