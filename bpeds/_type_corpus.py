@@ -468,16 +468,26 @@ class _TypeRun:
             return (-c, tie_key(pk), pk)
 
         def rebuilt() -> list[Any]:
-            fresh = [
-                entry((ord(k[0]) << PAIR_SHIFT) | ord(k[1]), c)
-                for k, c in counts.items()
-                if c >= min_count
-            ]
+            fresh: list[Any]
+            if tie_key is None:
+                fresh = [
+                    (-c << shift) | (ord(k[0]) << PAIR_SHIFT) | ord(k[1])
+                    for k, c in counts.items()
+                    if c >= min_count
+                ]
+            else:
+                fresh = [
+                    entry((ord(k[0]) << PAIR_SHIFT) | ord(k[1]), c)
+                    for k, c in counts.items()
+                    if c >= min_count
+                ]
             heapify(fresh)
             return fresh
 
         heap = rebuilt()
         limit = 2 * len(heap) + HEAP_SLACK
+        lefts: defaultdict[str, list[int]] = defaultdict(list)
+        rights: defaultdict[str, list[int]] = defaultdict(list)
         take = where.pop
         add_token = vocab.add
         done = 0
@@ -494,14 +504,14 @@ class _TypeRun:
             if c != stored:
                 # Stale: the count fell since (a count that rose has a newer entry above).
                 if c >= min_count:
-                    heappush(heap, entry(pk, c))
+                    heappush(heap, (-c << shift) | pk if plain else entry(pk, c))
                 continue
             new = add_token(left, right)
             n = chr(new)
             high = new << PAIR_SHIFT
-            # -- merge: each visited type listed under its neighbours ("" = none).
-            lefts: defaultdict[str, list[int]] = defaultdict(list)
-            rights: defaultdict[str, list[int]] = defaultdict(list)
+            # -- merge: each visited type listed under its neighbours (if it has them).
+            lefts.clear()
+            rights.clear()
             for t in take(k):
                 w = words[t]
                 i = w.find(k)
@@ -509,23 +519,26 @@ class _TypeRun:
                     continue  # stale entry, or a repeat of a type already merged
                 merged = w.replace(k, n)
                 words[t] = merged
-                if len(merged) + 1 == len(w):  # one site (the common case)
-                    lefts[w[i - 1 : i]].append(t)
-                    rights[w[i + 2 : i + 3]].append(t)
+                last = len(w) - 2
+                if len(merged) == last + 1:  # one site (the common case)
+                    if i:
+                        lefts[w[i - 1]].append(t)
+                    if i < last:
+                        rights[w[i + 2]].append(t)
                     continue
                 end = -1
                 while i >= 0:
-                    lefts[n if i == end else w[i - 1 : i]].append(t)
-                    rights[w[i + 2 : i + 3]].append(t)
+                    if i:
+                        lefts[n if i == end else w[i - 1]].append(t)
+                    if i < last:
+                        rights[w[i + 2]].append(t)
                     end = i + 2
                     i = w.find(k, end)
             # -- move each neighbour's weight to the new pair; a new pair's list is
             # its types. Right side first: (n, a) of adjacent sites exists before the
             # left side's (n, a) loses it.
-            rights.pop("", None)
-            lefts.pop("", None)
             for y, ts in rights.items():
-                weight = sum(map(wcount, ts))
+                weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
                 k2 = b + y
                 left_over = counts[k2] - weight
                 if left_over:
@@ -539,7 +552,7 @@ class _TypeRun:
                     pk = high | ord(y)
                     heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
             for x, ts in lefts.items():
-                weight = sum(map(wcount, ts))
+                weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
                 k2 = x + a
                 left_over = counts[k2] - weight
                 if left_over:
