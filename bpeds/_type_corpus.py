@@ -395,11 +395,13 @@ class _TypeRun:
 
         **Representation.** Each type is a ``str`` whose characters are token ids
         (``chr(id)``; bytes decode as Latin-1), so a pair is a two-character string
-        and the C string methods do the scanning: ``find`` locates the first site
-        (a stale index entry costs that one call), ``replace`` merges every site at
-        once, left to right and non-overlapping, which is BPE's rule. The key order
-        of two-character strings is the order of ``(left, right)``, so
-        ``smallest_ids`` needs no tie key.
+        and the C string operations do the scanning: ``pair in word`` skips a stale
+        index entry, ``partition`` splits a type at its first site (a type with one
+        site is its two sides joined by the new token), and ``replace`` merges every
+        site of the others at once, left to right and non-overlapping, which is
+        BPE's rule. (``partition`` and ``in`` take no argument tuple, unlike
+        ``find``: measured cheaper.) The key order of two-character strings is the
+        order of ``(left, right)``, so ``smallest_ids`` needs no tie key.
 
         **Counts.** A merge of ``(a, b)`` into ``n`` changes only pairs next to its
         sites: ``(x, a) -> (x, n)`` for the token ``x`` before a site and
@@ -514,18 +516,19 @@ class _TypeRun:
             rights.clear()
             for t in take(k):
                 w = words[t]
-                i = w.find(k)
-                if i < 0:
+                if k not in w:
                     continue  # stale entry, or a repeat of a type already merged
-                merged = w.replace(k, n)
-                words[t] = merged
-                last = len(w) - 2
-                if len(merged) == last + 1:  # one site (the common case)
-                    if i:
-                        lefts[w[i - 1]].append(t)
-                    if i < last:
-                        rights[w[i + 2]].append(t)
+                head, _, tail = w.partition(k)
+                if k not in tail:  # one site (the common case)
+                    words[t] = head + n + tail
+                    if head:
+                        lefts[head[-1]].append(t)
+                    if tail:
+                        rights[tail[0]].append(t)
                     continue
+                words[t] = w.replace(k, n)
+                i = len(head)
+                last = len(w) - 2
                 end = -1
                 while i >= 0:
                     if i:
