@@ -484,7 +484,30 @@ class _TypeRun:
                     if c >= min_count
                 ]
             heapify(fresh)
+            for waiting in pending:
+                waiting.clear()
             return fresh
+
+        # A new pair born below half the count of the merge that made it waits in
+        # pending[j] (j: its birth count's bit length) instead of the heap: most never
+        # come near the top. Its count only falls (a pair gains no occurrence after its
+        # birth), so it stays below 2 ** j; a popped count under 2 ** top_bucket lets
+        # that bucket into the heap first (at the pairs' current counts).
+        most = max(counts.values(), default=0)
+        pending: list[list[str]] = [[] for _ in range(most.bit_length() + 1)]
+        top_bucket = 0
+
+        def let_in(j: int) -> int:
+            """Push bucket j's pairs at their current counts; return the next top bucket."""
+            for k2 in pending[j]:
+                c2 = counts.get(k2, 0)
+                if c2 >= min_count:
+                    pk = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
+                    heappush(heap, (-c2 << shift) | pk if plain else entry(pk, c2))
+            pending[j].clear()
+            while j and not pending[j]:
+                j -= 1
+            return j
 
         heap = rebuilt()
         limit = 2 * len(heap) + HEAP_SLACK
@@ -493,7 +516,12 @@ class _TypeRun:
         take = where.pop
         add_token = vocab.add
         done = 0
-        while done < num_merges and heap:
+        while done < num_merges:
+            if not heap:
+                if not top_bucket:
+                    break
+                top_bucket = let_in(top_bucket)
+                continue
             top = heappop(heap)
             if plain:
                 stored, pk = -(top >> shift), top & PAIR_MASK2
@@ -508,6 +536,12 @@ class _TypeRun:
                 if c >= min_count:
                     heappush(heap, (-c << shift) | pk if plain else entry(pk, c))
                 continue
+            if c.bit_length() <= top_bucket:
+                # A waiting pair may reach c: let the top bucket in, then select again.
+                heappush(heap, top)
+                top_bucket = let_in(top_bucket)
+                continue
+            low = c.bit_length() - 1  # a birth count of fewer bits is below c / 2
             new = add_token(left, right)
             n = chr(new)
             high = new << PAIR_SHIFT
@@ -552,8 +586,14 @@ class _TypeRun:
                 counts[k2] = weight
                 where[k2] = ts
                 if weight >= min_count:
-                    pk = high | ord(y)
-                    heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
+                    j = weight.bit_length()
+                    if j < low:
+                        pending[j].append(k2)
+                        if j > top_bucket:
+                            top_bucket = j
+                    else:
+                        pk = high | ord(y)
+                        heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
             for x, ts in lefts.items():
                 weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
                 k2 = x + a
@@ -566,12 +606,19 @@ class _TypeRun:
                 counts[k2] = weight
                 where[k2] = ts
                 if weight >= min_count:
-                    pk = (ord(x) << PAIR_SHIFT) | new
-                    heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
+                    j = weight.bit_length()
+                    if j < low:
+                        pending[j].append(k2)
+                        if j > top_bucket:
+                            top_bucket = j
+                    else:
+                        pk = (ord(x) << PAIR_SHIFT) | new
+                        heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
             # The merged pair is gone everywhere ("aaa" took some of its count above).
             counts.pop(k, None)
             if len(heap) > limit:
                 heap = rebuilt()
+                top_bucket = 0
                 limit = 2 * len(heap) + HEAP_SLACK
             done += 1
             yield left, right, new, c
