@@ -458,22 +458,23 @@ class _TypeRun:
         del first
         counts = {k: sum(map(wcount, ts)) for k, ts in where.items()}
 
-        # Heap entries: without a tie key one int, ``-count << 2 * PAIR_SHIFT | packed
-        # pair`` (ordered like (-count, left, right), and much cheaper to compare than a
-        # tuple); with one, ``(-count, tie(packed), packed)``.
+        # Heap entries: without a tie key one int, ``packed pair - (count << 2 * PAIR_SHIFT)``
+        # (ordered like (-count, left, right), and much cheaper to compare than a tuple;
+        # ``>> 2 * PAIR_SHIFT`` gives -count back, ``& PAIR_MASK2`` the pair); with one,
+        # ``(-count, tie(packed), packed)``.
         plain = tie_key is None
         shift = 2 * PAIR_SHIFT
 
         def entry(pk: int, c: int) -> Any:
             if tie_key is None:
-                return (-c << shift) | pk
+                return pk - (c << shift)
             return (-c, tie_key(pk), pk)
 
         def rebuilt() -> list[Any]:
             fresh: list[Any]
             if tie_key is None:
                 fresh = [
-                    (-c << shift) | (ord(k[0]) << PAIR_SHIFT) | ord(k[1])
+                    (ord(k[0]) << PAIR_SHIFT | ord(k[1])) - (c << shift)
                     for k, c in counts.items()
                     if c >= min_count
                 ]
@@ -503,7 +504,7 @@ class _TypeRun:
                 c2 = counts.get(k2, 0)
                 if c2 >= min_count:
                     pk = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
-                    heappush(heap, (-c2 << shift) | pk if plain else entry(pk, c2))
+                    heappush(heap, pk - (c2 << shift) if plain else entry(pk, c2))
             pending[j].clear()
             while j and not pending[j]:
                 j -= 1
@@ -534,7 +535,7 @@ class _TypeRun:
             if c != stored:
                 # Stale: the count fell since (a count that rose has a newer entry above).
                 if c >= min_count:
-                    heappush(heap, (-c << shift) | pk if plain else entry(pk, c))
+                    heappush(heap, pk - (c << shift) if plain else entry(pk, c))
                 continue
             if c.bit_length() <= top_bucket:
                 # A waiting pair may reach c: let the top bucket in, then select again.
@@ -593,7 +594,7 @@ class _TypeRun:
                             top_bucket = j
                     else:
                         pk = high | ord(y)
-                        heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
+                        heappush(heap, pk - (weight << shift) if plain else entry(pk, weight))
             for x, ts in lefts.items():
                 weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
                 k2 = x + a
@@ -613,7 +614,7 @@ class _TypeRun:
                             top_bucket = j
                     else:
                         pk = (ord(x) << PAIR_SHIFT) | new
-                        heappush(heap, (-weight << shift) | pk if plain else entry(pk, weight))
+                        heappush(heap, pk - (weight << shift) if plain else entry(pk, weight))
             # The merged pair is gone everywhere ("aaa" took some of its count above).
             counts.pop(k, None)
             if len(heap) > limit:
