@@ -241,6 +241,9 @@ class MergeDriver:
         counts = init.pairs
         # A Counter, so Stats.unigram can be its C lookup (0 for an absent token).
         unigram = Counter(init.unigram)
+        # The PMI fast path reads unigram counts most: a list by id indexes faster than a
+        # Counter (a dict subclass) looks up. Ids are dense; a new token is appended.
+        uni = [unigram[t] for t in range(len(vocab))]
         gcounts = init.group_pairs
         gtokens = init.group_tokens
         gbytes: tuple[int, ...] = tuple(gtokens)
@@ -307,7 +310,7 @@ class MergeDriver:
             if fast_count:
                 s = c
             elif pmi:
-                s = c / (unigram[left] * unigram[right])
+                s = c / (uni[left] * uni[right])
             else:
                 s = raw_score(c, left, right, stats)
             if s is None or not leftmost:
@@ -383,7 +386,7 @@ class MergeDriver:
         sleep_below = self.sleep_below
 
         def push_cover(tok: int) -> None:
-            cv = drowse[tok] * since[tok] / unigram[tok] * margin
+            cv = drowse[tok] * since[tok] / uni[tok] * margin
             if cv > cover.get(tok, -1.0):
                 cover[tok] = cv
                 heappush(wakes, (-cv, tok))
@@ -416,7 +419,7 @@ class MergeDriver:
                     gone.append(pk)
                     continue
                 left_, right_ = pk >> PAIR_SHIFT, pk & PAIR_MASK
-                p = c / (unigram[left_] * unigram[right_])
+                p = c / (uni[left_] * uni[right_])
                 if p < deep and left_ != right_ and pk not in sleeper:
                     drowsy.append(pk)  # (a pair (t, t) has c(t) twice: never asleep)
                 was = pushed_get(pk)
@@ -452,7 +455,7 @@ class MergeDriver:
                     asleep = sleep.get(tok)
                     if not asleep:
                         asleep = sleep[tok] = set()
-                        since[tok] = unigram[tok]
+                        since[tok] = uni[tok]
                         drowse[tok] = 0.0
                     top = drowse[tok]
                     for pk in drowsy:
@@ -494,7 +497,7 @@ class MergeDriver:
             for pk in members:
                 c = counts_get(pk, 0)
                 if c >= min_count:  # (the length cap was checked when it was bucketed)
-                    p = c / (unigram[pk >> PAIR_SHIFT] * unigram[pk & PAIR_MASK])
+                    p = c / (uni[pk >> PAIR_SHIFT] * uni[pk & PAIR_MASK])
                     heap_update(pk, p)
                     pushed[pk] = p
                     owner = sleeper_get(pk)
@@ -602,6 +605,10 @@ class MergeDriver:
                 unigram[left] -= sites
                 unigram[right] -= sites
                 unigram[new] = sites
+                if pmi:
+                    uni[left] -= sites
+                    uni[right] -= sites
+                    uni.append(sites)
             if want_groups:
                 for pk, row in deltas.group_pairs.items():
                     cur = gcounts.get(pk)
