@@ -575,46 +575,27 @@ class _TypeRun:
             # -- move each neighbour's weight to the new pair; a new pair's list is
             # its types. Right side first: (n, a) of adjacent sites exists before the
             # left side's (n, a) loses it.
-            for y, ts in rights.items():
-                weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
-                k2 = b + y
-                left_over = counts[k2] - weight
-                if left_over:
-                    counts[k2] = left_over
-                else:
-                    del counts[k2]
-                k2 = n + y
-                counts[k2] = weight
-                where[k2] = ts
-                if weight >= min_count:
-                    j = weight.bit_length()
-                    if j < low:
-                        pending[j].append(k2)
-                        if j > top_bucket:
-                            top_bucket = j
+            for side, on_right in ((rights, True), (lefts, False)):
+                for z, ts in side.items():
+                    weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
+                    k2 = b + z if on_right else z + a
+                    left_over = counts[k2] - weight
+                    if left_over:
+                        counts[k2] = left_over
                     else:
-                        pk = high | ord(y)
-                        heappush(heap, pk - (weight << shift) if plain else entry(pk, weight))
-            for x, ts in lefts.items():
-                weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
-                k2 = x + a
-                left_over = counts[k2] - weight
-                if left_over:
-                    counts[k2] = left_over
-                else:
-                    del counts[k2]
-                k2 = x + n
-                counts[k2] = weight
-                where[k2] = ts
-                if weight >= min_count:
-                    j = weight.bit_length()
-                    if j < low:
-                        pending[j].append(k2)
-                        if j > top_bucket:
-                            top_bucket = j
-                    else:
-                        pk = (ord(x) << PAIR_SHIFT) | new
-                        heappush(heap, pk - (weight << shift) if plain else entry(pk, weight))
+                        del counts[k2]
+                    k2 = n + z if on_right else z + n
+                    counts[k2] = weight
+                    where[k2] = ts
+                    if weight >= min_count:
+                        j = weight.bit_length()
+                        if j < low:
+                            pending[j].append(k2)
+                            if j > top_bucket:
+                                top_bucket = j
+                        else:
+                            pk = high | ord(z) if on_right else (ord(z) << PAIR_SHIFT) | new
+                            heappush(heap, pk - (weight << shift) if plain else entry(pk, weight))
             # The merged pair is gone everywhere ("aaa" took some of its count above).
             counts.pop(k, None)
             if len(heap) > limit:
