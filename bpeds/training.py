@@ -120,14 +120,20 @@ def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
 
 
 def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
+    """Consecutive texts grouped into lists of at most ``size`` characters (a longer
+    text alone): a worker's share stays near ``size``, which keeps the last ones even.
+
+    >>> list(_batches(["ab", "cd", "efgh", "i"], 4))
+    [['ab', 'cd'], ['efgh'], ['i']]
+    """
     batch: list[str] = []
     chars = 0
     for t in texts:
-        batch.append(t)
-        chars += len(t)
-        if chars >= size:
+        if batch and chars + len(t) > size:
             yield batch
             batch, chars = [], 0
+        batch.append(t)
+        chars += len(t)
     if batch:
         yield batch
 
