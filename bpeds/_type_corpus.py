@@ -416,18 +416,24 @@ class _TypeRun:
         or by the merge that makes the pair's newest token), and never extended:
         a pair of two older tokens gains no occurrence later. So the lists live in
         a plain dict; each is taken whole when its pair merges, and entries made
-        stale meanwhile cost one ``find`` each. The corpus's compaction policy
+        stale meanwhile cost one ``in`` test each. The corpus's compaction policy
         (which acts on appends) has nothing to act on here. Entries in all: at
         most the first pass's pairs plus two per merge site.
 
         **Selection** is exact by the generic loop's argument: a C ``heapq`` of
-        ``(-count, key)`` (or ``(-count, tie(key), key)``) tuples gets an entry
-        whenever a pair's count rises (here: when the pair is made), so every
-        pair's best entry stores an upper bound of its count; a popped entry whose
-        count fell is pushed back with the current count, and the first popped
-        entry that is current is the maximum (ties by the rule, which the tuple
-        order implements). The heap is rebuilt from the counts (O(n)) once it
-        holds more than ``2 * live pairs + HEAP_SLACK`` entries.
+        entries ordered like ``(-count, left, right)`` (one int; with a tie key,
+        ``(-count, tie(key), key)`` tuples) gets an entry whenever a pair's count
+        rises (here: when the pair is made), so every pair's best entry stores an
+        upper bound of its count; a popped entry whose count fell is pushed back
+        with the current count, and the first popped entry that is current is the
+        maximum (ties by the rule, which the entry order implements). A pair born
+        with fewer bits than the current count minus one (below half of it) waits
+        in a bucket per bit length instead: its count can only fall, so it stays
+        below ``2 ** bits``, and a selected count under ``2 ** top bucket`` sends
+        that bucket into the heap (at current counts) before anything is chosen.
+        Most such pairs never get there. The heap is rebuilt from the counts (O(n),
+        emptying the buckets) once it holds more than ``2 * live pairs +
+        HEAP_SLACK`` entries.
 
         Complexity: per merge, O(index entries of the pair + length of the
         types holding it) in C, O(1) Python work per site and per distinct
@@ -454,8 +460,7 @@ class _TypeRun:
         for t, w in enumerate(words):
             for k in map(add, w, w[1:]):
                 first[k].append(t)
-        where: dict[str, list[int]] = dict(first)
-        del first
+        where: dict[str, list[int]] = first  # (only pop and store from here on)
         counts = {k: sum(map(wcount, ts)) for k, ts in where.items()}
 
         # Heap entries: without a tie key one int, ``packed pair - (count << 2 * PAIR_SHIFT)``
