@@ -47,7 +47,10 @@ class TypeCorpus:
     ``TypeCorpus(chunks)`` counts equal chunks (same bytes and group) as one
     type; types are numbered in order of first appearance, which is what makes
     the ``leftmost`` tie rule agree with sequence mode. ``TypeCorpus.from_counts``
-    takes ``(chunk, count)`` pairs directly (a pre-counted corpus).
+    takes ``(chunk, count)`` pairs directly (a pre-counted corpus). ``policy``: the
+    compaction policy of the generic loop's pair index (default
+    ``ThresholdCompaction()``); the fused frequency loop has no use for one (see
+    :meth:`_TypeRun.frequency_merges`).
 
     >>> c = TypeCorpus([b"low", b"low", b"lower"])
     >>> c.num_types, c.num_tokens
