@@ -305,25 +305,6 @@ class _TypeRun:
         policy = corpus._policy if corpus._policy is not None else ThresholdCompaction()
         self.index: LazyIndex[int, int] = LazyIndex(is_live, policy)
 
-    def _initial_pairs(self) -> dict[int, int]:
-        """Overlapping pair counts and the pair index, nothing else (the fused loop's start).
-
-        Complexity: O(total length of the types).
-        """
-        where: defaultdict[int, list[int]] = defaultdict(list)
-        acc: defaultdict[int, int] = defaultdict(int)
-        counts = self.counts
-        for t, w in enumerate(self.words):
-            c = counts[t]
-            for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
-                acc[k] += c
-                where[k].append(t)
-        # Every entry is live now: load, so the policy does not compact these lists.
-        load = self.index.load
-        for k, ts in where.items():
-            load(k, ts)
-        return dict(acc)
-
     def initial(self) -> Initial:
         """Pair counts, unigram counts, per-group pair counts and per-group tokens.
 
@@ -339,13 +320,19 @@ class _TypeRun:
             for x in w:
                 uni[x] += c
         gpairs: dict[int, list[int]] = {}
-        if self.overlapping and not self.want_groups:
-            return Initial(self._initial_pairs(), dict(uni), gpairs, gtokens)
-        # The general case: per-type pair counts (non-overlapping, per group).
+        # Overlapping counts without groups (the common case) read the pairs directly;
+        # otherwise each type's pairs are counted (non-overlapping, per group).
+        direct = self.overlapping and not self.want_groups
         where: defaultdict[int, list[int]] = defaultdict(list)
         acc: defaultdict[int, int] = defaultdict(int)
         for t, w in enumerate(self.words):
-            c, g = self.counts[t], self.groups[t]
+            c = self.counts[t]
+            if direct:
+                for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
+                    acc[k] += c
+                    where[k].append(t)
+                continue
+            g = self.groups[t]
             for k, n in count_pairs(w, self.counting).items():
                 acc[k] += n * c
                 where[k].append(t)
@@ -354,6 +341,7 @@ class _TypeRun:
                     if gp is None:
                         gp = gpairs[k] = [0] * ngroups
                     gp[g] += n * c
+        # Every entry is live now: load, so the policy does not compact these lists.
         load = self.index.load
         for k, ts in where.items():
             load(k, ts)
@@ -478,20 +466,11 @@ class _TypeRun:
                 return pk - (c << shift)
             return (-c, tie_key(pk), pk)
 
+        def packed(k: str) -> int:
+            return (ord(k[0]) << PAIR_SHIFT) | ord(k[1])
+
         def rebuilt() -> list[Any]:
-            fresh: list[Any]
-            if tie_key is None:
-                fresh = [
-                    (ord(k[0]) << PAIR_SHIFT | ord(k[1])) - (c << shift)
-                    for k, c in counts.items()
-                    if c >= min_count
-                ]
-            else:
-                fresh = [
-                    entry((ord(k[0]) << PAIR_SHIFT) | ord(k[1]), c)
-                    for k, c in counts.items()
-                    if c >= min_count
-                ]
+            fresh = [entry(packed(k), c) for k, c in counts.items() if c >= min_count]
             heapify(fresh)
             for waiting in pending:
                 waiting.clear()
@@ -511,8 +490,7 @@ class _TypeRun:
             for k2 in pending[j]:
                 c2 = counts.get(k2, 0)
                 if c2 >= min_count:
-                    pk = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
-                    heappush(heap, pk - (c2 << shift) if plain else entry(pk, c2))
+                    heappush(heap, entry(packed(k2), c2))
             pending[j].clear()
             while j and not pending[j]:
                 j -= 1
@@ -543,7 +521,7 @@ class _TypeRun:
             if c != stored:
                 # Stale: the count fell since (a count that rose has a newer entry above).
                 if c >= min_count:
-                    heappush(heap, pk - (c << shift) if plain else entry(pk, c))
+                    heappush(heap, entry(pk, c))
                 continue
             if c.bit_length() <= top_bucket:
                 # A waiting pair may reach c: let the top bucket in, then select again.
