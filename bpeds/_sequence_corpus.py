@@ -442,29 +442,19 @@ def _array_frequency_merges(
         # qv == a, once per (new, a) popped, which is once per entry of right_new[new].
         # Then the new pairs: count, index and push each once.
         hi = new << PAIR_SHIFT
-        for pv, lst in right_new.items():
-            c2 = len(lst)
-            if pv != new:
-                counts[(pv << PAIR_SHIFT) | a] -= c2
-            k = (pv << PAIR_SHIFT) | new
-            counts[k] = c2
-            index[k] = lst if c2 > 1 else lst[0]
-            if c2 >= min_count:
-                if c2 == 1 and defer:
-                    ones_append(k)
-                elif leftmost:
-                    heappush(heap, ((lst[0] - (c2 << shift)) << kbits) | k)
-                else:
-                    heappush(heap, (-c2 << kbits) | k)
         bhi = b << PAIR_SHIFT
-        for qv, lst in left_new.items():
-            c2 = len(lst)
-            if qv == a:
-                counts[bhi | qv] -= c2 + popped
-            else:
-                counts[bhi | qv] -= c2
-            if c2:
-                k = hi | qv
+        for on_left, side in ((True, right_new), (False, left_new)):
+            for v, lst in side.items():
+                c2 = len(lst)
+                if on_left:  # (v, a) ended, (v, new) made
+                    if v != new:
+                        counts[(v << PAIR_SHIFT) | a] -= c2
+                    k = (v << PAIR_SHIFT) | new
+                else:  # (b, v) ended, (new, v) made
+                    counts[bhi | v] -= c2 + popped if v == a else c2
+                    if not c2:
+                        continue
+                    k = hi | v
                 counts[k] = c2
                 index[k] = lst if c2 > 1 else lst[0]
                 if c2 >= min_count:
