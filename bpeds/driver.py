@@ -52,7 +52,6 @@ raise: all pairs).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from heapq import heappop, heappush
@@ -239,11 +238,11 @@ class MergeDriver:
             return
         init = run.initial()
         counts = init.pairs
-        # A Counter, so Stats.unigram can be its C lookup (0 for an absent token).
-        unigram = Counter(init.unigram)
-        # The PMI fast path reads unigram counts most: a list by id indexes faster than a
-        # Counter (a dict subclass) looks up. Ids are dense; a new token is appended.
-        uni = [unigram[t] for t in range(len(vocab))]
+        # Unigram counts by id (ids are dense; a new token's count is appended): a list
+        # indexes faster than a dict looks up, and scores read it in the innermost loop.
+        uni = [0] * len(vocab)
+        for t, c in init.unigram.items():
+            uni[t] = c
         gcounts = init.group_pairs
         gtokens = init.group_tokens
         gbytes: tuple[int, ...] = tuple(gtokens)
@@ -264,7 +263,7 @@ class MergeDriver:
         stats = Stats(
             depends,
             length,
-            unigram if want_parts else None,
+            uni if want_parts else None,
             totals,
             gcounts if want_groups else None,
             pack_pair,
@@ -602,13 +601,9 @@ class MergeDriver:
             sites = deltas.sites
             old = now[0]
             if want_parts:
-                unigram[left] -= sites
-                unigram[right] -= sites
-                unigram[new] = sites
-                if pmi:
-                    uni[left] -= sites
-                    uni[right] -= sites
-                    uni.append(sites)
+                uni[left] -= sites
+                uni[right] -= sites
+                uni.append(sites)
             if want_groups:
                 for pk, row in deltas.group_pairs.items():
                     cur = gcounts.get(pk)

@@ -98,8 +98,10 @@ class Stats:
     ``length(token)``: byte length of a token (a fixed property: allowed for every
     class). ``unigram(token)``: how many times the token occurs in the current
     corpus (``PARTS`` and up). Both are plain callables stored on the instance (for
-    unigram counts, a ``Counter``'s own lookup), because scores call them in the
-    innermost loop of training.
+    unigram counts, the list's or ``Counter``'s own lookup), because scores call them
+    in the innermost loop of training. ``unigram`` is given as a list indexed by token
+    id (every id below its length, as the driver keeps it) or as a mapping (absent
+    tokens count 0).
     """
 
     __slots__ = (
@@ -115,7 +117,7 @@ class Stats:
         self,
         depends: Dependency,
         lengths: Callable[[int], int],
-        unigram: Mapping[int, int] | None,
+        unigram: list[int] | Mapping[int, int] | None,
         totals: Callable[[], Totals],
         group_counts: Mapping[int, list[int]] | None = None,
         pair_key: Callable[[int, int], int] | None = None,
@@ -125,6 +127,8 @@ class Stats:
         self.unigram: Callable[[int], int]
         if unigram is None:
             self.unigram = _refuse_unigram
+        elif isinstance(unigram, list):
+            self.unigram = unigram.__getitem__
         else:
             counts = unigram if isinstance(unigram, Counter) else Counter(unigram)
             self.unigram = counts.__getitem__
