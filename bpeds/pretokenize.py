@@ -302,6 +302,7 @@ _CACHE: dict[str, regex.Pattern[str]] = {}
 
 
 def _compiled(source: str) -> regex.Pattern[str]:
+    """``regex.compile(source)``, compiled once per process (training's workers too)."""
     rx = _CACHE.get(source)
     if rx is None:
         rx = _CACHE[source] = regex.compile(source)

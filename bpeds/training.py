@@ -28,13 +28,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
-import regex
-
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
-from bpeds.pretokenize import segmenter
+from bpeds.pretokenize import _compiled, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
 from bpeds.scoring.strategies import get_score
@@ -78,16 +76,9 @@ OnMerge = Callable[[MergeRecord, bytes], None]
 
 # -- counting (runs in workers too) --------------------------------------------------------
 
-_COMPILED: dict[str, regex.Pattern[str]] = {}
-
 
 def _findall(source: str | None) -> Callable[[str], list[str]] | None:
-    if source is None:
-        return None
-    rx = _COMPILED.get(source)
-    if rx is None:
-        rx = _COMPILED[source] = regex.compile(source)
-    return rx.findall
+    return None if source is None else _compiled(source).findall
 
 
 def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
