@@ -96,9 +96,10 @@ _UNSAFE_SPACES = re.compile(r"\s +\S?")
 NEWLINE_CUT = r"(?<=\S\n)(?=[^\s/])"
 #: The patterns the cut rules are proven for, each with its rule-2 cut (GPT-2 and GPT-4
 #: may also cut before a ``/``).
+_ANY_NEWLINE_CUT = re.compile(r"(?<=\S\n)(?=\S)")
 _PROVEN = {
-    GPT2_PATTERN: re.compile(r"(?<=\S\n)(?=\S)"),
-    GPT4_PATTERN: re.compile(r"(?<=\S\n)(?=\S)"),
+    GPT2_PATTERN: _ANY_NEWLINE_CUT,
+    GPT4_PATTERN: _ANY_NEWLINE_CUT,
     GPT4O_PATTERN: re.compile(NEWLINE_CUT),
 }
 
