@@ -22,6 +22,11 @@ __all__ = [
     "count_pairs",
 ]
 
+#: The fused loops' heap entries are one int with a priority above a packed pair:
+#: ``priority << KEY_BITS | pair``; ``& KEY_MASK`` gives the pair back.
+KEY_BITS = 2 * PAIR_SHIFT
+KEY_MASK = (1 << KEY_BITS) - 1
+
 Counting = Literal["overlapping", "non_overlapping"]
 _COUNTINGS = ("overlapping", "non_overlapping")
 

@@ -11,6 +11,8 @@ from operator import lshift, or_
 from typing import Literal
 
 from bpeds._corpus_base import (
+    KEY_BITS,
+    KEY_MASK,
     Chunk,
     CorpusRun,
     Counting,
@@ -284,11 +286,6 @@ class _ArraySequenceRun:
                     raise InvariantError(f"pair at {i} is not indexed", {"i": i, "key": k})
 
 
-#: Heap entries of the fused loop are one int: ``(priority << _KEY_BITS) | pair``.
-_KEY_BITS = 2 * PAIR_SHIFT
-_KEY_MASK = (1 << _KEY_BITS) - 1
-
-
 def _array_frequency_merges(
     run: _ArraySequenceRun, num_merges: int, min_count: int, leftmost: bool, vocab: Vocab
 ) -> Iterator[tuple[int, int, int, int]]:
@@ -338,8 +335,8 @@ def _array_frequency_merges(
     # A sentinel after the last position: vals[nxt[i]] reads it when nxt[i] == -1.
     vals.append(-2)
     shift = max(1, n).bit_length() + 1
-    kbits = _KEY_BITS
-    kmask = _KEY_MASK
+    kbits = KEY_BITS
+    kmask = KEY_MASK
     pmask = PAIR_MASK
     if leftmost:
         heap = [

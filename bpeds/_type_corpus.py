@@ -10,6 +10,8 @@ from operator import add
 from typing import TYPE_CHECKING, Any
 
 from bpeds._corpus_base import (
+    KEY_BITS,
+    KEY_MASK,
     Chunk,
     Counting,
     Initial,
@@ -27,9 +29,6 @@ from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 #: The fused loop's heap is rebuilt from the counts once it holds more than
 #: ``2 * live entries + HEAP_SLACK`` entries (dead ones are the rest).
 HEAP_SLACK = 1024
-
-#: A packed pair's bits (two ids of PAIR_SHIFT bits each).
-PAIR_MASK2 = (1 << (2 * PAIR_SHIFT)) - 1
 
 #: The fused loop stores token ids as characters: it runs while every id is below this.
 CHAR_IDS = 0x110000
@@ -454,12 +453,12 @@ class _TypeRun:
         where: dict[str, list[int]] = first  # (only pop and store from here on)
         counts = {k: sum(map(wcount, ts)) for k, ts in where.items()}
 
-        # Heap entries: without a tie key one int, ``packed pair - (count << 2 * PAIR_SHIFT)``
+        # Heap entries: without a tie key one int, ``packed pair - (count << KEY_BITS)``
         # (ordered like (-count, left, right), and much cheaper to compare than a tuple;
-        # ``>> 2 * PAIR_SHIFT`` gives -count back, ``& PAIR_MASK2`` the pair); with one,
+        # ``>> KEY_BITS`` gives -count back, ``& KEY_MASK`` the pair); with one,
         # ``(-count, tie(packed), packed)``.
         plain = tie_key is None
-        shift = 2 * PAIR_SHIFT
+        shift = KEY_BITS
 
         def entry(pk: int, c: int) -> Any:
             if tie_key is None:
@@ -511,7 +510,7 @@ class _TypeRun:
                 continue
             top = heappop(heap)
             if plain:
-                stored, pk = -(top >> shift), top & PAIR_MASK2
+                stored, pk = -(top >> shift), top & KEY_MASK
             else:
                 stored, pk = -top[0], top[-1]
             left, right = pk >> PAIR_SHIFT, pk & PAIR_MASK
