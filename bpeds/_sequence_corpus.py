@@ -162,6 +162,19 @@ class _ArraySequenceRun:
         get = d.get
         first = out.first_positions
         want_groups = self.want_groups
+
+        def move(lost: int, born: int, at: int) -> None:
+            # One occurrence of `lost` became one of `born`, which starts at position `at`.
+            d[lost] = get(lost, 0) - 1
+            d[born] = get(born, 0) + 1
+            lst = index.get(born)
+            if lst is None:
+                index[born] = [at]
+                if first is not None:
+                    first[born] = at
+            else:
+                lst.append(at)
+
         sites = 0
         for i in sites_list:
             if vals[i] != a:
@@ -173,30 +186,10 @@ class _ArraySequenceRun:
             q = nxt[j]
             if p >= 0:
                 pv = vals[p] << PAIR_SHIFT
-                k = pv | a
-                d[k] = get(k, 0) - 1
-                k = pv | new
-                d[k] = get(k, 0) + 1
-                lst = index.get(k)
-                if lst is None:
-                    index[k] = [p]
-                    if first is not None:
-                        first[k] = p
-                else:
-                    lst.append(p)
+                move(pv | a, pv | new, p)
             if q >= 0:
                 qv = vals[q]
-                k = (b << PAIR_SHIFT) | qv
-                d[k] = get(k, 0) - 1
-                k = (new << PAIR_SHIFT) | qv
-                d[k] = get(k, 0) + 1
-                lst = index.get(k)
-                if lst is None:
-                    index[k] = [i]
-                    if first is not None:
-                        first[k] = i
-                else:
-                    lst.append(i)
+                move((b << PAIR_SHIFT) | qv, (new << PAIR_SHIFT) | qv, i)
                 prv[q] = i
             if want_groups:
                 self._group_deltas(i, p, q, a, b, new, out)
