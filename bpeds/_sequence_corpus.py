@@ -82,6 +82,32 @@ class SequenceCorpus:
         return _SequenceRun(self, want_groups)
 
 
+def _site_group_deltas(
+    out: MergeDeltas,
+    g: int,
+    num_groups: int,
+    merge: tuple[int, int, int],
+    before: int | None,
+    after: int | None,
+) -> None:
+    """Per-group count changes of one site of ``merge = (a, b, new)`` in group ``g``:
+    ``(a, b)`` goes, and each neighbour token (``before``/``after``, None at a chunk
+    edge) moves its pair from ``a``/``b`` to ``new``. O(1)."""
+    a, b, new = merge
+    out.group_sites[g] += 1
+    changes = [((a << PAIR_SHIFT) | b, -1)]
+    if before is not None:
+        changes += (((before << PAIR_SHIFT) | a, -1), ((before << PAIR_SHIFT) | new, 1))
+    if after is not None:
+        changes += (((b << PAIR_SHIFT) | after, -1), ((new << PAIR_SHIFT) | after, 1))
+    rows = out.group_pairs
+    for k, step in changes:
+        row = rows.get(k)
+        if row is None:
+            row = rows[k] = [0] * num_groups
+        row[g] += step
+
+
 class _ArraySequenceRun:
     """Sequence mode over int arrays: position ``i`` is a token; -1 means none."""
 
@@ -204,22 +230,15 @@ class _ArraySequenceRun:
     def _group_deltas(
         self, i: int, p: int, q: int, a: int, b: int, new: int, out: MergeDeltas
     ) -> None:
-        g = self._group_of(i)
-        out.group_sites[g] += 1
         vals = self.vals
-        changes = [((a << PAIR_SHIFT) | b, -1)]
-        if p >= 0:
-            pv = vals[p] << PAIR_SHIFT
-            changes += ((pv | a, -1), (pv | new, 1))
-        if q >= 0:
-            qv = vals[q]
-            changes += (((b << PAIR_SHIFT) | qv, -1), ((new << PAIR_SHIFT) | qv, 1))
-        rows = out.group_pairs
-        for k, step in changes:
-            row = rows.get(k)
-            if row is None:
-                row = rows[k] = [0] * self.num_groups
-            row[g] += step
+        _site_group_deltas(
+            out,
+            self._group_of(i),
+            self.num_groups,
+            (a, b, new),
+            vals[p] if p >= 0 else None,
+            vals[q] if q >= 0 else None,
+        )
 
     def _indexed(self, k: int, i: int) -> bool:
         if self.fused_index is None:
@@ -551,19 +570,14 @@ class _SequenceRun:
         out: MergeDeltas,
     ) -> None:
         """Per-group count changes of one merge site (only for per-group scores)."""
-        g = self._group_of(n)
-        out.group_sites[g] += 1
-        changes = [((a << PAIR_SHIFT) | b, -1)]
-        if p is not None:
-            changes += (((p.val << PAIR_SHIFT) | a, -1), ((p.val << PAIR_SHIFT) | new, 1))
-        if q is not None:
-            changes += (((b << PAIR_SHIFT) | q.val, -1), ((new << PAIR_SHIFT) | q.val, 1))
-        rows = out.group_pairs
-        for k, step in changes:
-            row = rows.get(k)
-            if row is None:
-                row = rows[k] = [0] * self.num_groups
-            row[g] += step
+        _site_group_deltas(
+            out,
+            self._group_of(n),
+            self.num_groups,
+            (a, b, new),
+            None if p is None else p.val,
+            None if q is None else q.val,
+        )
 
     def first_position(self, pk: int) -> int | None:
         for n in self.list.occurrences((pk >> PAIR_SHIFT, pk & PAIR_MASK)):
