@@ -33,6 +33,7 @@ from typing import Any, NoReturn
 
 from bpeds import __version__
 from bpeds._files import check_targets
+from bpeds.encoder import SpecialTokenError
 from bpeds.errors import BpedsError
 from bpeds.formats import (
     load_hf,
@@ -47,8 +48,10 @@ from bpeds.formats import (
 )
 from bpeds.formats.minbpe import minbpe_paths, render_token
 from bpeds.formats.tiktoken_format import NO_SPLIT_PATTERN
+from bpeds.io import InvalidTextError
 from bpeds.pretokenize import PATTERNS
 from bpeds.tokenizer import Tokenizer
+from bpeds.training import train
 
 __all__ = ["EXIT_DATA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -178,9 +181,6 @@ def _note(message: str) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from bpeds.io import InvalidTextError
-    from bpeds.training import train
-
     specials: list[str] = args.special_token or []
     if args.vocab_size < 256 + len(specials):
         raise UsageError(
@@ -253,8 +253,6 @@ def _text_for(args: argparse.Namespace) -> str:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
-    from bpeds.encoder import SpecialTokenError
-
     if args.ordinary and args.allow_special:
         raise UsageError("--ordinary and --allow-special contradict each other")
     tok = load_model(args.model)

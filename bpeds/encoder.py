@@ -23,7 +23,9 @@ does. Lone surrogates (which have no UTF-8 form) are replaced by U+FFFD as
 tiktoken does (a surrogate *pair* written as two code points becomes the one
 character it encodes); this is the only case where ``decode(encode(x)) != x``.
 
-Not handled here: training, files, the tokenizer's validation.
+Not handled here: training, files, the tokenizer's validation. This module
+sits below :mod:`bpeds.tokenizer` and knows nothing of it: ``encode_batch``
+takes any picklable object with ``encode``/``encode_ordinary`` methods.
 """
 
 from __future__ import annotations
@@ -33,16 +35,15 @@ import heapq
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import regex
 
 from bpeds.errors import BpedsError
-
-if TYPE_CHECKING:
-    from bpeds.tokenizer import Tokenizer
+from bpeds.special import special_token_regex
 
 __all__ = [
+    "BatchEncoder",
     "Encoder",
     "SpecialTokenError",
     "UnknownTokenError",
@@ -80,16 +81,6 @@ def fix_surrogates(text: str) -> str:
     'a😀b\\ufffd'
     """
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def special_token_regex(texts: Iterable[str]) -> regex.Pattern[str]:
-    """A regex finding the given texts, leftmost first, then longest at one position.
-
-    >>> special_token_regex(["<a>", "<a>b"]).findall("x<a>b<a>")
-    ['<a>b', '<a>']
-    """
-    ordered = sorted(set(texts), key=lambda t: (-len(t), t))
-    return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
 def _bpe_short(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
@@ -371,16 +362,28 @@ class Encoder:
 
 # -- process-parallel batches ------------------------------------------------------------
 
+
+class BatchEncoder(Protocol):
+    """What :func:`encode_batch` encodes with (a :class:`~bpeds.tokenizer.Tokenizer`, an
+    :class:`Encoder`): it is pickled once per worker process, so it should pickle small."""
+
+    def encode(
+        self, text: str, *, allowed_special: Special = ..., disallowed_special: Special = ...
+    ) -> list[int]: ...
+
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(tokenizer: Tokenizer) -> None:
-    _WORKER["tokenizer"] = tokenizer
+def _init_worker(encoder: BatchEncoder) -> None:
+    _WORKER["encoder"] = encoder
 
 
 def _encode_slice(args: tuple[list[str], Special, Special, bool]) -> list[list[int]]:
     texts, allowed, disallowed, ordinary = args
-    tok: Tokenizer = _WORKER["tokenizer"]
+    tok: BatchEncoder = _WORKER["encoder"]
     if ordinary:
         return [tok.encode_ordinary(t) for t in texts]
     return [tok.encode(t, allowed_special=allowed, disallowed_special=disallowed) for t in texts]
@@ -398,7 +401,7 @@ def batch_workers(texts: Sequence[str], workers: int | None) -> int:
 
 
 def encode_batch(
-    tokenizer: Tokenizer,
+    tokenizer: BatchEncoder,
     texts: Sequence[str],
     *,
     workers: int | None,
@@ -406,10 +409,13 @@ def encode_batch(
     disallowed_special: Special,
     ordinary: bool,
 ) -> list[list[int]]:
-    """Encode every text, in processes when asked or when the batch is large.
+    """Encode every text with ``tokenizer``, in processes when asked or when the batch is large.
 
     The output is the same as encoding each text in order in this process;
-    the first text that raises (in order) raises here.
+    the first text that raises (in order) raises here. ``tokenizer`` is sent to
+    each worker process (pickled once per process); the special-token
+    arguments are checked here first, so a bad one raises ``TypeError`` before
+    any process starts.
     """
     if isinstance(texts, str) or not isinstance(texts, Sequence):
         raise TypeError("texts must be a list (a sequence) of str; for one text use encode()")
@@ -427,7 +433,8 @@ def encode_batch(
             for t in texts
         ]
     if not ordinary:  # validate the arguments here, not in a worker
-        tokenizer._enc().resolve_special(allowed_special, disallowed_special)
+        _check_specials_arg(allowed_special, "allowed_special")
+        _check_specials_arg(disallowed_special, "disallowed_special")
     slices = 4 * n
     step = -(-len(texts) // slices)
     jobs = [

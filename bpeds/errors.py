@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BpedsError", "EmptyError", "InvariantError", "PreconditionError"]
+__all__ = [
+    "BpedsError",
+    "EmptyError",
+    "InvariantError",
+    "ModelFormatError",
+    "PreconditionError",
+    "TokenizerError",
+]
 
 
 class BpedsError(Exception):
@@ -39,3 +46,18 @@ class PreconditionError(BpedsError, ValueError):
 
 class EmptyError(BpedsError, IndexError):
     """A query (``top``, ``pop``) was made on an empty structure."""
+
+
+class TokenizerError(BpedsError, ValueError):
+    """A tokenizer's parts are inconsistent: a merge names an id that does not
+    exist yet, a special token collides, a pattern does not compile, ...
+
+    Raised by :class:`bpeds.tokenizer.Tokenizer` (and importable from there), by
+    :func:`bpeds.pretokenize.resolve_pattern` and by :mod:`bpeds.special`.
+    """
+
+
+class ModelFormatError(BpedsError, ValueError):
+    """A file (or string) is not a valid bpeds tokenizer: corrupt, truncated,
+    of an unknown version, or inconsistent. Raised by :mod:`bpeds.persist` and
+    :meth:`bpeds.tokenizer.Tokenizer.load` (importable from ``bpeds.persist``)."""

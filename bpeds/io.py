@@ -68,9 +68,9 @@ from typing import Literal
 
 import regex
 
-from bpeds.encoder import special_token_regex
 from bpeds.errors import BpedsError
 from bpeds.pretokenize import NEWLINE_CUT
+from bpeds.special import special_token_regex
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",

@@ -6,6 +6,11 @@ depends on the unit: GPT-2's ``\\s+(?!\\S)`` leaves the last space of a run to
 the next word only when that word is in the same unit, so splitting a file
 line by line and splitting it whole give different chunks. :func:`split`
 applies the pattern to exactly the string it is given.
+
+This module is the one home of patterns: their names (:data:`PATTERNS`),
+compiling (:func:`compile_pattern`, one compiled object per source and
+process) and validating a tokenizer's pattern (:func:`resolve_pattern`, used by
+the tokenizer and by training alike).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from itertools import islice
 
 import regex
 
+from bpeds.errors import TokenizerError
+
 __all__ = [
     "GPT2_PATTERN",
     "GPT4O_PATTERN",
@@ -25,6 +32,7 @@ __all__ = [
     "PATTERNS",
     "Segmenter",
     "compile_pattern",
+    "resolve_pattern",
     "segmenter",
     "split",
 ]
@@ -60,9 +68,41 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
         raise TypeError(f"a split pattern is a str, got {type(pattern).__name__}")
     source = PATTERNS.get(pattern, pattern)
     try:
-        return regex.compile(source)
+        return _compiled(source)
     except regex.error as exc:
         raise ValueError(f"split pattern {pattern!r} does not compile: {exc}") from None
+
+
+def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str] | None]:
+    """The regex source of a named or literal pattern, and its compiled form.
+
+    ``None`` stays ``None`` (no split). Names are those of :data:`PATTERNS`. A
+    pattern that does not compile, or that has capturing groups (whose matches
+    ``findall`` would not return whole), raises
+    :class:`~bpeds.errors.TokenizerError` (a ``ValueError``); a value that is
+    neither a ``str`` nor ``None`` raises ``TypeError``.
+
+    >>> resolve_pattern("gpt2")[0] == PATTERNS["gpt2"]
+    True
+    >>> resolve_pattern(r"(\\w+)")
+    Traceback (most recent call last):
+    ...
+    bpeds.errors.TokenizerError: split pattern '(\\\\w+)' has 1 capturing group(s): ...
+    """
+    if pattern is None:
+        return None, None
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
+    try:
+        compiled = compile_pattern(pattern)
+    except ValueError as exc:
+        raise TokenizerError(str(exc)) from None
+    if compiled.groups:
+        raise TokenizerError(
+            f"split pattern {pattern!r} has {compiled.groups} capturing group(s): a split "
+            "pattern's whole matches are the pieces, so write groups as (?:...)"
+        )
+    return compiled.pattern, compiled
 
 
 def split(text: str, pattern: str | regex.Pattern[str] | None) -> Iterator[bytes]:

@@ -19,8 +19,24 @@ only the training methods replace its state (in place, like minbpe's and
 Hugging Face's ``train`` methods).
 
 Not handled here: the rank-by-bytes encoding algorithm (:mod:`bpeds.encoder`),
-reading training data (:mod:`bpeds.io`, :mod:`bpeds.training`) and the JSON
-format (:mod:`bpeds.persist`).
+patterns (:mod:`bpeds.pretokenize`), the special-token rules
+(:mod:`bpeds.special`), reading training data (:mod:`bpeds.io`,
+:mod:`bpeds.training`) and the JSON format (:mod:`bpeds.persist`, whose core,
+:mod:`bpeds._model_json`, :meth:`Tokenizer.save` and :meth:`Tokenizer.load`
+use directly).
+
+**Layers.** This module imports only modules below it (patterns, special
+tokens, the encoder, the JSON format's core, the vocabulary). The one
+exception is the in-place training methods (:meth:`Tokenizer.train`,
+:meth:`Tokenizer.train_from_iterator`): training builds a tokenizer, so
+:mod:`bpeds.training` sits above this module, and :meth:`Tokenizer._retrain`
+imports it when called. That is the single upward edge; ``tests/test_layers.py``
+checks that there is no other.
+
+``resolve_pattern``, ``check_special_texts``, ``BYTE_TOKENS`` and
+``TokenizerError`` are importable from here too; their homes are
+:mod:`bpeds.pretokenize`, :mod:`bpeds.special`, :mod:`bpeds.vocab` and
+:mod:`bpeds.errors`.
 """
 
 from __future__ import annotations
@@ -31,24 +47,23 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import regex
-
+from bpeds import _model_json
+from bpeds._files import write_files
 from bpeds.encoder import Encoder, Special, SpecialTokenError, UnknownTokenError, encode_batch
-from bpeds.errors import BpedsError
-from bpeds.pretokenize import PATTERNS, compile_pattern
-from bpeds.vocab import Vocab
+from bpeds.errors import TokenizerError
+from bpeds.pretokenize import PATTERNS, resolve_pattern
+from bpeds.special import check_special_ids, check_special_texts
+from bpeds.vocab import BYTE_TOKENS, Vocab
 
-__all__ = ["SpecialTokenError", "Tokenizer", "TokenizerError", "UnknownTokenError"]
-
-BYTE_TOKENS = 256
-_SURROGATE = regex.compile(r"[\ud800-\udfff]")
-_MOD = (1 << 61) - 1
-_BASE = 1_000_003
-
-
-class TokenizerError(BpedsError, ValueError):
-    """A tokenizer's parts are inconsistent: a merge names an id that does not
-    exist yet, a special token collides, a pattern does not compile, ..."""
+__all__ = [
+    "BYTE_TOKENS",
+    "SpecialTokenError",
+    "Tokenizer",
+    "TokenizerError",
+    "UnknownTokenError",
+    "check_special_texts",
+    "resolve_pattern",
+]
 
 
 def _check_int(value: object, what: str) -> int:
@@ -62,92 +77,6 @@ def _check_pair(k: int, pair: object) -> tuple[int, int]:
     if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
         raise TypeError(f"merge {k} must be a pair of ids, got {pair!r}")
     return _check_int(pair[0], f"merge {k}'s left id"), _check_int(pair[1], f"merge {k}'s right id")
-
-
-def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str] | None]:
-    """The regex source of a named or literal pattern, and its compiled form.
-
-    ``None`` stays ``None`` (no split). Names are those of
-    :data:`bpeds.pretokenize.PATTERNS`. A pattern that does not compile, or that
-    has capturing groups (whose matches ``findall`` would not return whole),
-    raises :class:`TokenizerError`.
-
-    >>> resolve_pattern("gpt2")[0] == PATTERNS["gpt2"]
-    True
-    >>> resolve_pattern(r"(\\w+)")
-    Traceback (most recent call last):
-    ...
-    bpeds.tokenizer.TokenizerError: split pattern '(\\\\w+)' has 1 capturing group(s): ...
-    """
-    if pattern is None:
-        return None, None
-    if not isinstance(pattern, str):
-        raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
-    source = PATTERNS.get(pattern, pattern)
-    try:
-        compiled = compile_pattern(source)
-    except ValueError as exc:
-        raise TokenizerError(str(exc)) from None
-    if compiled.groups:
-        raise TokenizerError(
-            f"split pattern {pattern!r} has {compiled.groups} capturing group(s): a split "
-            "pattern's whole matches are the pieces, so write groups as (?:...)"
-        )
-    return source, compiled
-
-
-def check_special_texts(texts: Iterable[object]) -> list[str]:
-    """Validate special-token texts: non-empty, unique, valid Unicode, no partial overlap.
-
-    One text inside another is allowed (encoding takes the longest at a
-    position); a proper suffix of one that is a proper prefix of another is
-    not, because the text ``"<a|b>"`` would then hold two specials at once.
-    Complexity: O(total length of the texts), expected (rolling hashes).
-
-    >>> check_special_texts(["<|a|>", "<|a|>x"])
-    ['<|a|>', '<|a|>x']
-    >>> check_special_texts(["ab", "bc"])
-    Traceback (most recent call last):
-    ...
-    bpeds.tokenizer.TokenizerError: special tokens 'ab' and 'bc' overlap: ...
-    """
-    out: list[str] = []
-    seen: set[str] = set()
-    for t in texts:
-        if not isinstance(t, str):
-            raise TypeError(f"a special token is a str, got {type(t).__name__} {t!r}")
-        if not t:
-            raise TokenizerError("a special token must not be the empty string")
-        if t in seen:
-            raise TokenizerError(f"special token {t!r} is given twice")
-        if _SURROGATE.search(t):
-            raise TokenizerError(
-                f"special token {t!r} holds a lone surrogate, which has no UTF-8 encoding"
-            )
-        seen.add(t)
-        out.append(t)
-    # Index every proper prefix by (length, rolling hash); look every proper suffix up in
-    # it, and compare the strings only on a hash hit: O(total length) expected.
-    prefixes: dict[tuple[int, int], list[int]] = {}
-    for j, b in enumerate(out):
-        h = 0
-        for k in range(1, len(b)):
-            h = (h * _BASE + ord(b[k - 1])) % _MOD
-            prefixes.setdefault((k, h), []).append(j)
-    for a in out:
-        h, power = 0, 1
-        for k in range(1, len(a)):
-            h = (ord(a[-k]) * power + h) % _MOD
-            power = power * _BASE % _MOD
-            for j in prefixes.get((k, h), ()):
-                b = out[j]
-                if b is a or a in b or b in a or a[-k:] != b[:k]:
-                    continue
-                raise TokenizerError(
-                    f"special tokens {a!r} and {b!r} overlap: {a[-k:]!r} ends one and "
-                    "starts the other, so a text could hold both at once; rename one"
-                )
-    return out
 
 
 class Tokenizer:
@@ -216,24 +145,7 @@ class Tokenizer:
                     "special_tokens must be a mapping text -> id, got "
                     f"{type(special_tokens).__name__}"
                 )
-            texts = check_special_texts(special_tokens.keys())
-            first_free = BYTE_TOKENS + len(checked)
-            owner: dict[int, str] = {}
-            for text in texts:
-                i = _check_int(special_tokens[text], f"the id of special token {text!r}")
-                if i < first_free:
-                    raise TokenizerError(
-                        f"special token {text!r} has id {i}, which belongs to a "
-                        f"{'byte' if i < BYTE_TOKENS else 'merge'} token"
-                        if i >= 0
-                        else f"special token {text!r} has a negative id {i}"
-                    )
-                if i in owner:
-                    raise TokenizerError(
-                        f"special tokens {owner[i]!r} and {text!r} share the id {i}"
-                    )
-                owner[i] = text
-                special[text] = i
+            special = check_special_ids(special_tokens, len(checked))
         opts: dict[str, Any] = {}
         if options is not None:
             if not isinstance(options, Mapping):
@@ -529,11 +441,7 @@ class Tokenizer:
         >>> tok.token_bytes(257)
         b'low'
         """
-        from bpeds.training import train
-
-        new = train(iterator, vocab_size, **self._train_defaults(dict(options)))
-        self._replace(new)
-        return self
+        return self._retrain(iterator, vocab_size, self._train_defaults(dict(options)))
 
     def train(
         self, text: str | Any, vocab_size: int, verbose: bool = False, **options: Any
@@ -550,8 +458,6 @@ class Tokenizer:
         merge 2/3: (256, 97) -> 257 (b'aaa') had 2 occurrences
         merge 3/3: (257, 98) -> 258 (b'aaab') had 2 occurrences
         """
-        from bpeds.training import train
-
         opts = self._train_defaults(dict(options))
         if verbose:
             specials = opts["special_tokens"]
@@ -567,7 +473,18 @@ class Tokenizer:
                     user(record, token)
 
             opts["on_merge"] = report
-        self._replace(train(text, vocab_size, **opts))
+        return self._retrain(text, vocab_size, opts)
+
+    def _retrain(self, data: object, vocab_size: int, options: dict[str, Any]) -> Tokenizer:
+        """Replace this tokenizer's state by :func:`bpeds.training.train`'s result; return self.
+
+        The single upward import of this module: training builds tokenizers, so
+        :mod:`bpeds.training` sits above :mod:`bpeds.tokenizer` and is imported
+        here, when a tokenizer is retrained in place, not when this module loads.
+        """
+        from bpeds.training import train  # the single upward edge (see the module docstring)
+
+        self._replace(train(data, vocab_size, **options))
         return self
 
     # -- persistence --------------------------------------------------------------------------
@@ -576,23 +493,22 @@ class Tokenizer:
         """Write this tokenizer to ``path`` in bpeds' versioned JSON format, atomically.
 
         An existing file is never replaced unless ``overwrite=True``
-        (``FileExistsError``). See :mod:`bpeds.persist`.
+        (``FileExistsError``); a failed save leaves nothing behind. See
+        :mod:`bpeds.persist` (``persist.save(tok, path)`` is the same).
         """
-        from bpeds.persist import save
-
-        save(self, path, overwrite=overwrite)
+        text = _model_json.render(self._pattern, self._special, self._options, self._merges)
+        write_files([(path, (text + "\n").encode("utf-8"))], overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """Read a tokenizer written by :meth:`save`, validating everything.
 
         A corrupt, truncated or hostile file raises
-        :class:`bpeds.persist.ModelFormatError` (a ``ValueError``). See
-        :mod:`bpeds.persist`.
+        :class:`~bpeds.errors.ModelFormatError` (a ``ValueError``, importable
+        from :mod:`bpeds.persist`); an unreadable file raises ``OSError``. See
+        :mod:`bpeds.persist` (``persist.load(path)`` is the same).
         """
-        from bpeds.persist import load
-
-        return load(path)
+        return _model_json.build(cls, _model_json.read(path))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):

@@ -32,12 +32,14 @@ from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
-from bpeds.pretokenize import _compiled, segmenter
+from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
 from bpeds.scoring.strategies import get_score
 from bpeds.scoring.ties import TieRule, tie_rule
-from bpeds.tokenizer import BYTE_TOKENS, Tokenizer, check_special_texts, resolve_pattern
+from bpeds.special import check_special_ids, check_special_texts
+from bpeds.tokenizer import Tokenizer
+from bpeds.vocab import BYTE_TOKENS
 
 __all__ = ["PRESETS", "count_pieces", "train"]
 
@@ -218,31 +220,15 @@ def _check_int(value: object, name: str, low: int) -> int:
     return value
 
 
-def _special_ids(
-    special_tokens: Iterable[str] | Mapping[str, int], num_merges: int
-) -> tuple[list[str], dict[str, int] | None]:
-    """The special texts and, for a mapping, their ids (checked against the merge range)."""
+def _special_texts(
+    special_tokens: Iterable[str] | Mapping[str, int],
+) -> tuple[list[str], Mapping[str, int] | None]:
+    """The special texts, checked, and the mapping text -> id if one was given (its ids
+    are checked by :func:`bpeds.special.check_special_ids` once the merges are known)."""
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of texts or a dict text -> id, not a str")
     if isinstance(special_tokens, Mapping):
-        texts = check_special_texts(special_tokens.keys())
-        ids: dict[str, int] = {}
-        first = BYTE_TOKENS + num_merges
-        owner: dict[int, str] = {}
-        for t in texts:
-            i = special_tokens[t]
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"the id of special token {t!r} must be an int, got {i!r}")
-            if i < first:
-                raise ValueError(
-                    f"special token {t!r} has id {i}, but ids 0..{first - 1} are the bytes and "
-                    f"the {num_merges} merges that vocab_size asks for; use ids >= {first}"
-                )
-            if i in owner:
-                raise ValueError(f"special tokens {owner[i]!r} and {t!r} share the id {i}")
-            owner[i] = t
-            ids[t] = i
-        return texts, ids
+        return check_special_texts(special_tokens.keys()), special_tokens
     if not isinstance(special_tokens, Iterable):
         raise TypeError(
             f"special_tokens must be a list of texts or a dict, got {type(special_tokens).__name__}"
@@ -336,7 +322,7 @@ def train(
     score_obj = get_score(score)
     tie_obj = tie_rule(opts["tie"])
     prog = resolve_progress(progress)
-    texts, given_ids = _special_ids(special_tokens, 0)
+    texts, given = _special_texts(special_tokens)
     minimum = BYTE_TOKENS + len(texts)
     if vocab_size < minimum:
         raise ValueError(
@@ -344,8 +330,11 @@ def train(
             f"tokens), got {vocab_size}"
         )
     num_merges = vocab_size - minimum
-    if given_ids is not None:
-        _special_ids(special_tokens, num_merges)
+    given_ids = (
+        None
+        if given is None
+        else check_special_ids(given, num_merges, merges_are=" that vocab_size asks for")
+    )
 
     _warn_if_path_like_text(data)
     segments = iter_segments(

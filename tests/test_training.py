@@ -317,7 +317,10 @@ def test_special_tokens_as_a_dict_keep_their_ids() -> None:
     tok = train("ab ab ab", 256 + 2 + 1, special_tokens={"<s>": 1000}, pattern="gpt2")
     assert tok.special_tokens == {"<s>": 1000}
     assert tok.vocab_size == 256 + 2 + 1
-    with pytest.raises(ValueError, match=r"has id 257, but ids 0..257 .* use ids >= 258"):
+    with pytest.raises(
+        ValueError,
+        match=r"has id 257, which belongs to a merge token: ids 0..257 .* use ids >= 258",
+    ):
         train("ab ab", 256 + 2 + 1, special_tokens={"<s>": 257})
     with pytest.raises(ValueError, match="share the id"):
         train("ab", 300, special_tokens={"<s>": 400, "</s>": 400})

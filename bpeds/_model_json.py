@@ -1,0 +1,193 @@
+"""The bpeds JSON format as text <-> the four parts of a tokenizer.
+
+The format is documented in :mod:`bpeds.persist`, whose functions (and
+:meth:`bpeds.tokenizer.Tokenizer.save`/``load``) are the public way in. This
+module holds the part of it that needs no :class:`~bpeds.tokenizer.Tokenizer`
+(rendering the parts, parsing and checking the document), so that it sits
+below the tokenizer and both the tokenizer and :mod:`bpeds.persist` can use
+it. What the parts mean (merge ids, special ids, the pattern) is checked by
+the tokenizer's constructor; :func:`build` turns its complaints into
+:class:`~bpeds.errors.ModelFormatError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+from bpeds.errors import ModelFormatError
+
+__all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"]
+
+FORMAT = "bpeds"
+VERSION = 1
+_KEYS = ("format", "version", "pattern", "special_tokens", "options", "merges")
+
+T = TypeVar("T")
+
+
+class ModelParts(NamedTuple):
+    """What a bpeds JSON document holds, its types checked, and where it came from."""
+
+    merges: list[tuple[int, int]]
+    pattern: str | None
+    special_tokens: dict[str, int]
+    options: dict[str, Any]
+    source: str
+
+
+def render(
+    pattern: str | None,
+    special_tokens: Mapping[str, int],
+    options: Mapping[str, Any],
+    merges: Sequence[tuple[int, int]],
+) -> str:
+    """The document for these parts: one key per line, one merge per line, options sorted.
+
+    >>> print(render(None, {}, {}, [(97, 98)]))
+    {
+      "format": "bpeds",
+      "version": 1,
+      "pattern": null,
+      "special_tokens": {},
+      "options": {},
+      "merges": [
+        [97, 98]
+      ]
+    }
+
+    Complexity: O(merges + options).
+    """
+    head = {
+        "format": FORMAT,
+        "version": VERSION,
+        "pattern": pattern,
+        "special_tokens": dict(special_tokens),
+        "options": dict(options),
+    }
+    lines = ["{"]
+    for key, value in head.items():
+        body = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=key == "options")
+        lines.append(f"  {json.dumps(key)}: {body},")
+    if merges:
+        lines.append('  "merges": [')
+        lines.append(",\n".join(f"    [{a}, {b}]" for a, b in merges))
+        lines.append("  ]")
+    else:
+        lines.append('  "merges": []')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ModelFormatError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ModelFormatError(f"{name} is not a valid JSON number")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
+    """The parts of a bpeds JSON document, its syntax, keys and types checked.
+
+    Never runs anything (no pickle, no eval). Any problem raises
+    :class:`~bpeds.errors.ModelFormatError` starting with ``source``; a value
+    that is neither ``str`` nor ``bytes`` raises ``TypeError``. Complexity:
+    O(input size).
+
+    >>> parse('{"format": "bpeds", "version": 9}')
+    Traceback (most recent call last):
+    ...
+    bpeds.errors.ModelFormatError: <string>: version 9 is not supported ...
+    """
+
+    def fail(message: str) -> ModelFormatError:
+        return ModelFormatError(f"{source}: {message}")
+
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise fail(f"not UTF-8 text (byte offset {exc.start})") from None
+    if not isinstance(text, str):
+        raise TypeError(f"expected str or bytes, got {type(text).__name__}")
+    try:
+        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except ModelFormatError as exc:
+        raise fail(str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise fail(f"not valid JSON (truncated or corrupt): {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise fail(f"not a readable JSON document: {type(exc).__name__}: {exc}") from None
+    if not isinstance(doc, dict):
+        raise fail(f"the top level must be a JSON object, found {type(doc).__name__}")
+    if doc.get("format") != FORMAT:
+        raise fail(f'"format" must be {FORMAT!r}, found {doc.get("format")!r}')
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise fail(f'"version" must be an integer, found {version!r}')
+    if version != VERSION:
+        raise fail(
+            f"version {version} is not supported (this bpeds reads version {VERSION}); "
+            + ("it was written by a newer bpeds" if version > VERSION else "it is invalid")
+        )
+    missing = [k for k in _KEYS if k not in doc]
+    if missing:
+        raise fail(f"missing key(s) {missing}")
+    extra = sorted(set(doc) - set(_KEYS))
+    if extra:
+        raise fail(f"unknown key(s) {extra}")
+    pattern = doc["pattern"]
+    if pattern is not None and not isinstance(pattern, str):
+        raise fail(f'"pattern" must be a string or null, found {type(pattern).__name__}')
+    special = doc["special_tokens"]
+    if not isinstance(special, dict):
+        raise fail(f'"special_tokens" must be an object, found {type(special).__name__}')
+    for name, i in special.items():
+        if not _is_int(i):
+            raise fail(f"special token {name!r} must have an integer id, found {i!r}")
+    options = doc["options"]
+    if not isinstance(options, dict):
+        raise fail(f'"options" must be an object, found {type(options).__name__}')
+    merges = doc["merges"]
+    if not isinstance(merges, list):
+        raise fail(f'"merges" must be an array, found {type(merges).__name__}')
+    pairs: list[tuple[int, int]] = []
+    for k, m in enumerate(merges):
+        if not (isinstance(m, list) and len(m) == 2 and _is_int(m[0]) and _is_int(m[1])):
+            raise fail(f"merge {k} must be an array of two integer ids, found {m!r}")
+        pairs.append((m[0], m[1]))
+    return ModelParts(pairs, pattern, special, options, source)
+
+
+def read(path: str | os.PathLike[str]) -> ModelParts:
+    """:func:`parse` of a file's bytes, named by its path. ``OSError`` if it cannot be read."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return parse(data, source=os.fspath(path))
+
+
+def build(factory: Callable[..., T], parts: ModelParts) -> T:
+    """``factory(merges, pattern=..., special_tokens=..., options=...)``, its
+    ``ValueError``/``TypeError`` reworded as :class:`~bpeds.errors.ModelFormatError`
+    naming ``parts.source``."""
+    try:
+        return factory(
+            parts.merges,
+            pattern=parts.pattern,
+            special_tokens=parts.special_tokens,
+            options=parts.options,
+        )
+    except (ValueError, TypeError) as exc:
+        raise ModelFormatError(f"{parts.source}: {exc}") from None
