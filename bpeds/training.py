@@ -35,7 +35,7 @@ from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
 from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
-from bpeds.scoring.strategies import get_score
+from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
@@ -391,6 +391,7 @@ def train(
         else {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(texts)}
     )
     recorded = driver.options()
+    recorded["score"] = describe_score(score, score_obj)
     recorded["min_frequency"] = recorded.pop("min_count")
     recorded["representation"] = representation
     recorded["vocab_size"] = vocab_size

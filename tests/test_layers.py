@@ -205,8 +205,9 @@ EDGES = import_edges(MODULES)
 #: The tokenizer stack, bottom to top. An import may only go to a lower layer or
 #: within one layer (acyclic, checked below), whatever its kind.
 LAYERS: list[tuple[str, ...]] = [
-    # Patterns, special-token rules, the JSON format's core.
-    ("bpeds.pretokenize", "bpeds.special", "bpeds._model_json"),
+    # Patterns, special-token rules, the JSON format's core; the score registry (scores
+    # know nothing of tokenizers).
+    ("bpeds.pretokenize", "bpeds.special", "bpeds._model_json", "bpeds.scoring.registry"),
     ("bpeds.encoder",),
     ("bpeds.tokenizer",),
     (
