@@ -15,6 +15,7 @@ from bpeds.pretokenize import GPT4_PATTERN, split
 from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, hf_byte_order
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.vocab import Vocab
+from tests.golden import minbpe_golden
 from tests.minbpe_rule import minbpe_merges
 
 DATA = Path(__file__).parent / "data"
@@ -144,15 +145,15 @@ def test_fused_equals_generic_to_the_last_merge(tie: str) -> None:
 
 def test_fused_is_minbpe_basic_on_real_text() -> None:
     text = TEXT[:20000]
-    want = minbpe_merges(text, 300, None)
+    want = minbpe_golden(text, 300, None)
     d = driver([text.encode()], 300, True, tie="leftmost")
     assert [r.pair for r in d.run()] == want
 
 
 def test_fused_is_minbpe_regex_on_real_text() -> None:
-    text = TEXT[:25000]
-    want = minbpe_merges(text, 250, GPT4_PATTERN)
-    d = driver(list(split(text, GPT4_PATTERN)), 250, True, tie="leftmost")
+    text = TEXT[:40000]
+    want = minbpe_golden(text, 300, GPT4_PATTERN)
+    d = driver(list(split(text, GPT4_PATTERN)), 300, True, tie="leftmost")
     assert [r.pair for r in d.run()] == want
 
 
