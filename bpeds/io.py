@@ -9,6 +9,9 @@ each unit separately (it never matches across two units):
   last space of a run to the next word only when that word is in the same unit);
 - each file (an ``os.PathLike``, alone or in an iterable) is one unit.
 
+(:func:`bpeds.train` also takes a mapping ``{group name: data}``, each value
+one of the above; this module reads one group's data at a time.)
+
 **Special tokens** end a unit's text: a unit is cut around every occurrence of
 a special token's text (leftmost, then longest), the special text itself is
 dropped, and each remaining *segment* is split on its own. This is exactly
@@ -63,7 +66,7 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Literal
 
 import regex
@@ -76,6 +79,7 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "Errors",
     "InvalidTextError",
+    "check_data",
     "check_errors",
     "iter_segments",
     "iter_units",
@@ -128,6 +132,31 @@ def check_errors(errors: object) -> Errors:
     )
 
 
+def check_data(data: object) -> None:
+    """Check the shape of training data without reading it: a ``str``, a path, or an
+    iterable (of ``str`` and paths; the items are checked as they are read).
+
+    >>> check_data(b"text")
+    Traceback (most recent call last):
+    ...
+    TypeError: training data must be str or paths, not bytes: decode it or pass a path
+    """
+    if isinstance(data, str | os.PathLike):
+        return
+    if isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError("training data must be str or paths, not bytes: decode it or pass a path")
+    if isinstance(data, Mapping):
+        raise TypeError(
+            "a mapping {group name: data} is a set of groups, which bpeds.train reads one "
+            "group at a time; give one group's data (a str, a path, or an iterable of them) here"
+        )
+    if not isinstance(data, Iterable):
+        raise TypeError(
+            "training data must be a str, a path (os.PathLike), or an iterable of them, "
+            f"got {type(data).__name__}"
+        )
+
+
 def iter_units(data: object) -> Iterator[Unit]:
     """The units of ``data``: a str, a path, or an iterable of str and paths.
 
@@ -135,18 +164,15 @@ def iter_units(data: object) -> Iterator[Unit]:
     >>> list(iter_units("one text")), list(iter_units(["a", Path("f.txt")]))
     (['one text'], ['a', PosixPath('f.txt')])
 
-    ``bytes`` are refused (decode them, or pass a path): ``TypeError``.
+    ``bytes`` are refused (decode them, or pass a path), and so is a mapping
+    (groups are :func:`bpeds.train`'s; give one group's data here):
+    ``TypeError``, raised by :func:`check_data` before anything is yielded.
     """
+    check_data(data)
     if isinstance(data, str | os.PathLike):
         yield data
         return
-    if isinstance(data, bytes | bytearray | memoryview):
-        raise TypeError("training data must be str or paths, not bytes: decode it or pass a path")
-    if not isinstance(data, Iterable):
-        raise TypeError(
-            "training data must be a str, a path (os.PathLike), or an iterable of them, "
-            f"got {type(data).__name__}"
-        )
+    assert isinstance(data, Iterable)
     for i, item in enumerate(data):
         if isinstance(item, str | os.PathLike):
             yield item

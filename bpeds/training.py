@@ -10,6 +10,12 @@ Parity (tested): ``preset="rustbpe"`` gives rustbpe's merges,
 ``preset="hf"`` Hugging Face ``BpeTrainer``'s (ByteLevel, no prefix space,
 full byte alphabet), ``preset="minbpe-basic"``/``"minbpe-regex"`` minbpe's.
 
+**Groups.** ``data`` may be a mapping ``{group name: data}`` (a language per
+group, say): each group is read and counted on its own and its pieces keep
+their group, which per-group scores (``needs_groups``, such as
+``GroupFrequency``) read. Such a score refuses data of one group, which would
+make it do plain frequency's work at several times its cost.
+
 ``workers > 1`` splits and counts batches of text in processes and merges the
 per-batch counts in batch order, so the types' first-appearance order (which
 the ``leftmost`` tie rule reads) and hence the merges are the same as with
@@ -31,7 +37,7 @@ from typing import Any
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
-from bpeds.io import DEFAULT_BLOCK_SIZE, check_errors, iter_segments
+from bpeds.io import DEFAULT_BLOCK_SIZE, InvalidTextError, check_data, check_errors, iter_segments
 from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
@@ -236,6 +242,50 @@ def _special_texts(
     return check_special_texts(special_tokens), None
 
 
+def _groups(data: object) -> list[tuple[str, object]] | None:
+    """``[(name, data), ...]`` of a mapping of groups (each value's shape checked), else None."""
+    if not isinstance(data, Mapping):
+        return None
+    out: list[tuple[str, object]] = []
+    for name, part in data.items():
+        if not isinstance(name, str):
+            raise TypeError(
+                f"group names must be str (they are recorded with the model), got {name!r}"
+            )
+        try:
+            check_data(part)
+        except TypeError as exc:
+            raise TypeError(f"group {name!r}: {exc}") from None
+        out.append((name, part))
+    return out
+
+
+def _check_groups(score: Score, groups: list[tuple[str, object]] | None) -> None:
+    """A per-group score needs at least two groups: with one it is frequency, at a cost."""
+    if not score.needs_groups or (groups is not None and len(groups) >= 2):
+        return
+    if groups is None:
+        have = "all the training data is one group"
+    else:
+        names = ", ".join(repr(n) for n, _ in groups)
+        have = f"the training data has {len(groups)} group{'' if len(groups) == 1 else 's'}"
+        have += f" ({names})" if names else ""
+    raise ValueError(
+        f"score {score.name!r} compares groups of text (needs_groups), but {have}, so it "
+        "would give frequency's merges at several times the cost: give at least two groups, "
+        "as a mapping {group name: texts or paths} (on the command line: --group NAME=FILE "
+        "per file)"
+    )
+
+
+def _named(name: str, segments: Iterator[str]) -> Iterator[str]:
+    """``segments``, with the group's name put in front of an :class:`InvalidTextError`."""
+    try:
+        yield from segments
+    except InvalidTextError as exc:
+        raise InvalidTextError(f"group {name!r}: {exc}", exc.source, exc.offset) from None
+
+
 def train(
     data: object,
     vocab_size: int,
@@ -265,7 +315,27 @@ def train(
     ``data``: a ``str`` (one unit of text; a warning is given if it is also
     the name of a file), a path (``os.PathLike``: one file, one unit), or an
     iterable of ``str`` items and paths (one unit each); see
-    :mod:`bpeds.io` for what a unit means and how files are streamed.
+    :mod:`bpeds.io` for what a unit means and how files are streamed. Or a
+    mapping ``{group name: data}`` (names are ``str``, each value any of the
+    above): every piece keeps its group (numbered in the mapping's order),
+    for scores that read per-group counts, and the model records the names
+    as ``options["groups"]``:
+
+    >>> data = {"en": "the the the the", "de": "der der"}
+    >>> tok = train(data, 258, pattern="gpt2", score="group_frequency")
+    >>> [tok.token_bytes(i) for i in (256, 257)], tok.options["groups"]
+    ([b'he', b'de'], ['en', 'de'])
+    >>> [train(data, 258, pattern="gpt2").token_bytes(i) for i in (256, 257)]
+    [b'he', b'the']
+
+    (after ``he``, English is compressed better than German, so
+    ``group_frequency`` serves German next; frequency takes ``the``.)
+
+    A score with ``needs_groups`` (``"group_frequency"``) given data that is
+    not such a mapping, or a mapping of fewer than two groups, raises
+    ``ValueError`` (it would give frequency's merges at several times the
+    cost); if fewer than two groups turn out to hold any text, a
+    ``UserWarning`` says so.
     ``vocab_size`` counts the 256 byte tokens, the merges and the special
     tokens: ``vocab_size - 256 - len(special_tokens)`` merges are learned
     (fewer, with a ``UserWarning``, when no eligible pair is left; an empty
@@ -280,7 +350,12 @@ def train(
     ``256 + vocab_size - 256 - len(special_tokens)``); their text is cut out
     of the training data. ``min_frequency``: pairs seen fewer times are never
     merged. ``max_token_length``: tokens longer than this many bytes are never
-    made. ``score``, ``tie``, ``counting``, ``multiset``: the driver's
+    made. ``score``: a name (``"frequency"``, ``"pmi"``, ...), a dict
+    ``{"name": ..., **options}``, a :class:`~bpeds.scoring.base.Score`
+    object, or ``"module:attribute"`` naming your own (see
+    :func:`bpeds.scoring.registry.get_score`; a bad one raises ``ValueError``
+    or ``TypeError`` naming the score and its options). ``tie``,
+    ``counting``, ``multiset``: the driver's
     (:class:`~bpeds.driver.MergeDriver`); ``tie`` defaults to the preset's,
     else ``"smallest_ids"``. ``representation``: ``"type"`` (counts of
     distinct pieces; scales to large corpora) or ``"sequence"`` (every piece
@@ -336,27 +411,44 @@ def train(
         else check_special_ids(given, num_merges, merges_are=" that vocab_size asks for")
     )
 
-    _warn_if_path_like_text(data)
-    segments = iter_segments(
-        data,
-        pattern=source,
-        special_tokens=texts,
-        errors=errors,
-        block_size=block_size,
-    )
+    groups = _groups(data)
+    _check_groups(score_obj, groups)
+
+    for part in [data] if groups is None else [part for _, part in groups]:
+        _warn_if_path_like_text(part)
+    sequence = representation == "sequence"
+
+    def pieces_of(part: object, group: str | None = None) -> dict[str, int] | list[str]:
+        segments = iter_segments(
+            part, pattern=source, special_tokens=texts, errors=errors, block_size=block_size
+        )
+        if group is not None:
+            segments = _named(group, segments)
+        return count_pieces(
+            segments, source, sequence=sequence, workers=workers, batch_chars=BATCH_CHARS
+        )
+
     # The cyclic collector would re-scan the growing corpus structures over and over
     # (see bpeds._gc); reference counting frees everything training drops.
     with gc_paused():
-        sequence = representation == "sequence"
-        pieces = count_pieces(
-            segments, source, sequence=sequence, workers=workers, batch_chars=BATCH_CHARS
-        )
         corpus: Corpus
-        if isinstance(pieces, list):
-            corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
+        if groups is None:
+            pieces = pieces_of(data)
+            if isinstance(pieces, list):
+                corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
+            else:
+                corpus = TypeCorpus._from_pieces(pieces)
+            del pieces
         else:
-            corpus = TypeCorpus._from_pieces(pieces)
-        del pieces
+            corpus, filled = _grouped_corpus(groups, pieces_of, sequence)
+            if score_obj.needs_groups and len(filled) < 2:
+                warnings.warn(
+                    f"score {score_obj.name!r} compares groups, but only {len(filled)} of the "
+                    f"{len(groups)} groups hold any text ({', '.join(map(repr, filled)) or 'none'}"
+                    "): its merges are frequency's",
+                    UserWarning,
+                    stacklevel=2,
+                )
 
         driver = MergeDriver(
             corpus,
@@ -397,7 +489,42 @@ def train(
     recorded["vocab_size"] = vocab_size
     if preset is not None:
         recorded["preset"] = preset
+    if groups is not None:
+        recorded["groups"] = [name for name, _ in groups]
     return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded)
+
+
+def _grouped_corpus(
+    groups: list[tuple[str, object]],
+    pieces_of: Callable[[object, str], dict[str, int] | list[str]],
+    sequence: bool,
+) -> tuple[Corpus, list[str]]:
+    """The corpus of every group's pieces, each labelled with its group's index, and the
+    names of the groups that hold any. Groups are counted one after the other (type mode
+    keeps one group's counts at a time besides the corpus being built)."""
+    filled: list[str] = []
+    if sequence:
+        chunks: list[bytes] = []
+        labels: list[int] = []
+        for g, (name, part) in enumerate(groups):
+            pieces = pieces_of(part, name)
+            assert isinstance(pieces, list)
+            if pieces:
+                filled.append(name)
+            chunks += [p.encode("utf-8") for p in pieces]
+            labels += [g] * len(pieces)
+        return SequenceCorpus(chunks, labels), filled
+
+    def items() -> Iterator[tuple[bytes, int, int]]:
+        for g, (name, part) in enumerate(groups):
+            counts = pieces_of(part, name)
+            assert isinstance(counts, dict)
+            if counts:
+                filled.append(name)
+            for p, n in counts.items():
+                yield p.encode("utf-8"), n, g
+
+    return TypeCorpus.from_counts(items()), filled
 
 
 def _warn_if_path_like_text(data: object) -> None:
