@@ -27,7 +27,8 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -50,6 +51,7 @@ from bpeds.formats.minbpe import minbpe_paths, render_token
 from bpeds.formats.tiktoken_format import NO_SPLIT_PATTERN
 from bpeds.io import InvalidTextError
 from bpeds.pretokenize import PATTERNS
+from bpeds.scoring.registry import get_score
 from bpeds.tokenizer import Tokenizer
 from bpeds.training import train
 
@@ -188,15 +190,38 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{_count(len(specials), 'special token')}, so it must be at least "
             f"{256 + len(specials)}"
         )
-    units: list[Any] = []
-    for item in args.inputs:
+    if args.group and args.inputs:
+        raise UsageError("give the input files either as INPUTs or with --group, not both")
+    if not args.group and not args.inputs:
+        raise UsageError("give at least one INPUT file (or --group NAME=FILE, repeated)")
+    score = _score_spec(args.score, args.score_options)
+    with _user_modules(score):
+        if score is not None:
+            try:
+                get_score(score)  # a bad --score is a usage error before anything is read
+            except (ValueError, TypeError) as exc:
+                raise UsageError(str(exc)) from None
+        return _train(args, specials, score)
+
+
+def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
+    """``bpeds train`` once its options are checked: read, train, save, report."""
+
+    def unit(item: str) -> Any:
         if item == "-":
-            units.append(_read_input("-", args.errors))
-        else:
-            p = _input_path(item)
-            if p.is_dir():
-                raise DataError(f"{item} is a directory; give the files in it")
-            units.append(p)
+            return _read_input("-", args.errors)
+        p = _input_path(item)
+        if p.is_dir():
+            raise DataError(f"{item} is a directory; give the files in it")
+        return p
+
+    data: list[Any] | dict[str, list[Any]]
+    if args.group:
+        data = {}
+        for name, item in args.group:
+            data.setdefault(name, []).append(unit(item))
+    else:
+        data = [unit(item) for item in args.inputs]
     outputs = _outputs(args.format, args.output)
     _check_new(outputs, args.force)
     options: dict[str, Any] = {
@@ -209,13 +234,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         value = getattr(args, key)
         if value is not None:
             options[key] = _pattern_arg(value) if key == "pattern" else value
-    if args.score is not None:
-        options["score"] = _score_arg(args.score)
+    if score is not None:
+        options["score"] = score
     started = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
-            tok = train(units, args.vocab_size, **options)
+            tok = train(data, args.vocab_size, **options)
     except (InvalidTextError, OSError, ImportError):
         raise
     except (ValueError, TypeError) as exc:  # train checks its arguments before reading data
@@ -232,16 +257,62 @@ def cmd_train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _score_arg(value: str) -> str | dict[str, Any]:
+def _json_object(value: str, option: str, example: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{option} is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise UsageError(f"{option} JSON must be an object such as {example}")
+    return obj
+
+
+def _score_spec(value: str | None, options: str | None) -> str | dict[str, Any] | None:
+    """What ``--score`` and ``--score-options`` ask for: a name, or a dict with "name"."""
+    if value is None:
+        if options is not None:
+            raise UsageError("--score-options needs --score (the score they are options of)")
+        return None
+    spec: str | dict[str, Any] = value
     if value.lstrip().startswith("{"):
-        try:
-            spec = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--score is not valid JSON: {exc}") from None
-        if not isinstance(spec, dict):
-            raise UsageError('--score JSON must be an object such as {"name": "pmi"}')
+        spec = _json_object(value, "--score", '{"name": "pmi"}')
+    if options is None:
         return spec
-    return value
+    extra = _json_object(options, "--score-options", '{"min_count": 2}')
+    if isinstance(spec, str):
+        return {"name": spec, **extra}
+    both = sorted(set(spec) & set(extra))
+    if both:
+        raise UsageError(
+            f"--score and --score-options both give {', '.join(both)}: give each option once"
+        )
+    return {**spec, **extra}
+
+
+@contextmanager
+def _user_modules(score: str | dict[str, Any] | None) -> Iterator[None]:
+    """For a ``module:attribute`` score, the current directory is on ``sys.path`` while
+    the command runs (as with ``python -m``), so a module next to the data is found."""
+    name = score.get("name") if isinstance(score, dict) else score
+    cwd = os.getcwd()
+    if not (isinstance(name, str) and ":" in name) or cwd in sys.path or "" in sys.path:
+        yield
+        return
+    sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        with suppress(ValueError):  # the user's module may have taken it off itself
+            sys.path.remove(cwd)
+
+
+def _group_arg(value: str) -> tuple[str, str]:
+    name, sep, path = value.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=FILE (e.g. 'en=english.txt'), got {value!r}"
+        )
+    return name, path
 
 
 def _text_for(args: argparse.Namespace) -> str:
@@ -485,10 +556,19 @@ def build_parser() -> argparse.ArgumentParser:
     t = command("train", "Train a tokenizer on text files (or stdin).", cmd_train)
     t.add_argument(
         "inputs",
-        nargs="+",
+        nargs="*",
         metavar="INPUT",
         help="UTF-8 text files to train on; '-' reads standard input (read whole). Each file "
         "is one unit: the split pattern never matches across two files.",
+    )
+    t.add_argument(
+        "--group",
+        action="append",
+        type=_group_arg,
+        metavar="NAME=FILE",
+        help="instead of INPUTs: FILE's text belongs to group NAME (a language, say; "
+        "repeatable, and a NAME given again adds files to its group). Groups are what "
+        "--score group_frequency compares; the model records their names",
     )
     t.add_argument(
         "--vocab-size",
@@ -531,8 +611,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--score",
         metavar="NAME",
-        help=f"what a merge maximises: {_SCORES} (default frequency), or a JSON object "
+        help=f"what a merge maximises: {_SCORES} (default frequency); your own as "
+        "module:attribute (a bpeds.scoring.Score subclass or object, or a @score_function; "
+        "the module is imported from the current directory or PYTHONPATH); or a JSON object "
         'such as \'{"name": "pmi", "min_count": 3}\'',
+    )
+    t.add_argument(
+        "--score-options",
+        metavar="JSON",
+        help="the score's options as a JSON object, e.g. '{\"min_count\": 2}' (the keyword "
+        "arguments of its class)",
     )
     t.add_argument(
         "--tie",

@@ -146,6 +146,7 @@ def test_the_internal_class_is_never_named() -> None:
             "'os:sep' names an object of type str, not a score: it must name a bpeds.scoring.Score",
         ),
         ("bpeds.scoring:Dependency", "names an object of type Enum(Type|Meta), not a score"),
+        ("bpeds.scoring:Score", "names Score, which does not define score"),
     ],
 )
 def test_wrong_types_are_type_errors(spec: Any, message: str) -> None:

@@ -151,6 +151,13 @@ def _build(label: str, cls: type[Score], options: dict[str, Any]) -> Score:
 
 
 def _from_object(label: str, obj: object, options: dict[str, Any]) -> Score:
+    cls = obj if isinstance(obj, type) else type(obj)
+    if issubclass(cls, Score) and cls.score is Score.score:
+        raise TypeError(
+            f"{label!r} names {cls.__qualname__}, which does not define score(): name a "
+            "subclass of bpeds.scoring.Score that does, or a function wrapped by "
+            "@bpeds.scoring.score_function"
+        )
     if isinstance(obj, type) and issubclass(obj, Score):
         return _build(label, obj, options)
     if isinstance(obj, Score):
