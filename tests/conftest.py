@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from tests.budget import FULL, PROFILE
 
 # Hypothesis keeps a directory of its own; keep it out of the working tree.
 set_hypothesis_home_dir(tempfile.mkdtemp(prefix="bpeds-hypothesis-"))
@@ -27,4 +28,13 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+settings.load_profile(PROFILE)
+
+
+def pytest_report_header() -> str:
+    budget = (
+        "full example budgets"
+        if FULL
+        else "local example budgets (CI=true runs the full ones; see tests/budget.py)"
+    )
+    return f"hypothesis profile: {PROFILE}; {budget}"

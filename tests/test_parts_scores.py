@@ -9,6 +9,7 @@ must give the oracle's merges, scores included, on every option that reaches tha
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from bpeds.scoring.strategies import PMI, WordPiece
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
+from tests.budget import examples
 
 TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 
@@ -52,10 +54,9 @@ def as_tuples(recs: list[MergeRecord]) -> list[tuple[Any, ...]]:
     return [(r.pair, r.new_id, r.count, r.score) for r in recs]
 
 
-@pytest.mark.parametrize("representation", CORPORA)
 @pytest.mark.parametrize("tie", TIES)
 @pytest.mark.parametrize("cls", [PMI, WordPiece])
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=60, local=30), deadline=None)
 @given(
     chunks=corpora,
     merges=st.integers(1, 20),
@@ -66,22 +67,23 @@ def as_tuples(recs: list[MergeRecord]) -> list[tuple[Any, ...]]:
 def test_fast_path_equals_generic_loop_and_oracle(
     cls: type[PMI],
     tie: str,
-    representation: str,
     chunks: list[bytes],
     merges: int,
     score_min: int,
     min_count: int,
     max_len: int | None,
 ) -> None:
+    """Both representations, fast and generic, against one oracle run per input."""
     options: dict[str, Any] = {
         "tie": tie,
         "min_count": min_count,
         "max_token_length": max_len,
     }
-    fast = records(chunks, merges, representation, True, score=cls(score_min), **options)
-    slow = records(chunks, merges, representation, False, score=cls(score_min), **options)
     expected = as_tuples(brute_force_merges(chunks, merges, score=cls(score_min), **options))
-    assert fast == slow == expected
+    for representation in CORPORA:
+        fast = records(chunks, merges, representation, True, score=cls(score_min), **options)
+        slow = records(chunks, merges, representation, False, score=cls(score_min), **options)
+        assert fast == slow == expected, f"representation={representation}"
 
 
 @pytest.mark.parametrize("multiset", [Heapy, LazyHeap])
@@ -105,13 +107,13 @@ def test_non_overlapping_counting(chunks: list[bytes], merges: int) -> None:
 
 
 @pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
-@pytest.mark.parametrize("representation", CORPORA)
-def test_real_text_equals_oracle(representation: str, tie: str) -> None:
+def test_real_text_equals_oracle(tie: str) -> None:
     """Enough merges on real text that low rises are bucketed and buckets flushed."""
     chunks = list(split(TEXT[:6000], "gpt2"))
-    fast = records(chunks, 150, representation, True, score=PMI(2), tie=tie)
     expected = as_tuples(brute_force_merges(chunks, 150, score=PMI(2), tie=tie))
-    assert fast == expected
+    for representation in CORPORA:
+        fast = records(chunks, 150, representation, True, score=PMI(2), tie=tie)
+        assert fast == expected, f"representation={representation}"
 
 
 def test_real_text_long_run_equals_generic_loop() -> None:
@@ -142,18 +144,17 @@ def test_a_subclass_keeps_its_own_formula(chunks: list[bytes], merges: int) -> N
     assert got == as_tuples(brute_force_merges(chunks, merges, score=DoubledPMI(1)))
 
 
-@pytest.mark.parametrize("sleep_below", [0.0, 1.0, 64.0])
-@pytest.mark.parametrize("representation", CORPORA)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(ci=180, local=60), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 24), score_min=st.integers(1, 2))
-def test_sleeping_pairs_stay_exact(
-    sleep_below: float, representation: str, chunks: list[bytes], merges: int, score_min: int
-) -> None:
-    """Put many pairs to sleep (up to all of a merged token's): merges stay the oracle's."""
-    driver = MergeDriver(CORPORA[representation](chunks), merges, score=PMI(score_min))
-    driver.sleep_below = sleep_below
+def test_sleeping_pairs_stay_exact(chunks: list[bytes], merges: int, score_min: int) -> None:
+    """Put many pairs to sleep (up to all of a merged token's): merges stay the oracle's, for
+    every threshold and representation (one oracle run per input)."""
     expected = as_tuples(brute_force_merges(chunks, merges, score=PMI(score_min)))
-    assert as_tuples(driver.run()) == expected
+    for sleep_below, representation in itertools.product([0.0, 1.0, 64.0], CORPORA):
+        driver = MergeDriver(CORPORA[representation](chunks), merges, score=PMI(score_min))
+        driver.sleep_below = sleep_below
+        got = as_tuples(driver.run())
+        assert got == expected, f"sleep_below={sleep_below}, representation={representation}"
 
 
 @pytest.mark.parametrize("sleep_below", [1.0, 64.0])
