@@ -22,11 +22,6 @@ __all__ = [
     "count_pairs",
 ]
 
-#: The fused loops' heap entries are one int with a priority above a packed pair:
-#: ``priority << KEY_BITS | pair``; ``& KEY_MASK`` gives the pair back.
-KEY_BITS = 2 * PAIR_SHIFT
-KEY_MASK = (1 << KEY_BITS) - 1
-
 Counting = Literal["overlapping", "non_overlapping"]
 _COUNTINGS = ("overlapping", "non_overlapping")
 
@@ -105,18 +100,57 @@ class Initial(NamedTuple):
 
 
 class MergeDeltas:
-    """What one merge changed: filled by a representation, read by the driver.
+    """What one merge of ``(a, b)`` into ``new`` changed: filled by a representation,
+    read by the driver.
 
-    ``pairs``: packed pair -> change of count (zero entries kept: a pair whose
-    per-group counts moved but whose total did not is still *touched*);
-    ``sites``: merge sites weighted by type counts (each turns two tokens into
-    one); ``group_pairs``: packed pair -> per-group changes; ``group_sites``;
-    ``first_positions``: optional lower bounds of new pairs' first positions.
+    The common form is **grouped by neighbour token**, as a merge changes only the
+    pairs next to its sites: each distinct neighbour ``z`` of the sites moves some
+    weight ``w`` (occurrences, weighted by type counts) from an old pair to a new
+    one: a right neighbour from ``(b, z)`` to ``(new, z)``, a left one from
+    ``(z, a)`` to ``(z, new)``. The representation lists every new pair with its
+    count in ``born`` (each contains ``new``); it subtracts each old pair's loss
+    from ``counts`` (the driver's pair-count table; deleting a pair that reaches 0)
+    when one is given, and lists the losses in ``lost`` when that is a dict. Sites
+    are taken left to right and a neighbour is read as the text stands, so two
+    adjacent sites (``abab``) make a ``(new, a)`` at the first site's right that
+    the second site's left ends: that weight comes off ``born`` (a pair made and
+    ended by one merge never reaches the table).
+
+    ``pairs``: any other change, packed pair -> change of count (a representation
+    that recounts, e.g. for non-overlapping counts, reports everything here; zero
+    entries are kept: a pair whose per-group counts moved but whose total did not is
+    still *touched*). The merged pair itself occurs nowhere after its merge: the
+    driver drops it whatever the deltas say of it.
+
+    ``sites``: merge sites weighted by type counts (each turns two tokens into one);
+    ``group_pairs``: packed pair -> per-group changes; ``group_sites``;
+    ``first_positions``: when asked for, the first position of each pair the merge
+    made (or a lower bound of it).
     """
 
-    __slots__ = ("first_positions", "group_pairs", "group_sites", "pairs", "sites")
+    __slots__ = (
+        "born",
+        "counts",
+        "first_positions",
+        "group_pairs",
+        "group_sites",
+        "lost",
+        "pairs",
+        "sites",
+    )
 
-    def __init__(self, groups: int, *, positions: bool = False) -> None:
+    def __init__(
+        self,
+        groups: int,
+        *,
+        positions: bool = False,
+        counts: dict[int, int] | None = None,
+        lost: bool = True,
+    ) -> None:
+        self.born: dict[int, int] = {}
+        #: The table losses are subtracted from (None: nothing to update).
+        self.counts = counts
+        self.lost: dict[int, int] | None = {} if lost else None
         self.pairs: defaultdict[int, int] = defaultdict(int)
         self.sites = 0
         self.group_pairs: dict[int, list[int]] = {}
@@ -124,6 +158,21 @@ class MergeDeltas:
         #: When asked for (``positions=True``), a representation that can may record
         #: here a lower bound of each new pair's first position.
         self.first_positions: dict[int, int] | None = {} if positions else None
+
+    def net(self, a: int, b: int, new: int) -> dict[int, int]:
+        """Every change as packed pair -> change of count (the merged pair excluded).
+
+        For tests and tools; the driver reads the grouped form directly. O(changes).
+        """
+        out: defaultdict[int, int] = defaultdict(int)
+        for k, w in self.born.items():
+            out[k] += w
+        for k, w in (self.lost or {}).items():
+            out[k] -= w
+        for k, v in self.pairs.items():
+            out[k] += v
+        out.pop((a << PAIR_SHIFT) | b, None)
+        return {k: v for k, v in out.items() if v}
 
 
 class CorpusRun(Protocol):

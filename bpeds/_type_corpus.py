@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from heapq import heapify, heappop, heappush
-from itertools import pairwise
 from operator import add
-from typing import TYPE_CHECKING, Any
 
 from bpeds._corpus_base import (
-    KEY_BITS,
-    KEY_MASK,
     Chunk,
     Counting,
     Initial,
@@ -21,21 +16,15 @@ from bpeds._corpus_base import (
     _groups_for,
     count_pairs,
 )
+from bpeds.errors import InvariantError
 from bpeds.structures.compaction import ThresholdCompaction
 from bpeds.structures.lazy_index import LazyIndex
 from bpeds.structures.protocols import CompactionPolicy
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 
-#: The fused loop's heap is rebuilt from the counts once it holds more than
-#: ``2 * live entries + HEAP_SLACK`` entries (dead ones are the rest).
-HEAP_SLACK = 1024
-
-#: The fused loop stores token ids as characters: it runs while every id is below this.
+#: The strings representation stores token ids as characters: it serves while every
+#: id is below this (a run converts itself to id lists when one is not).
 CHAR_IDS = 0x110000
-
-if TYPE_CHECKING:
-    from bpeds.scoring.ties import TieRule
-    from bpeds.vocab import Vocab
 
 __all__ = ["TypeCorpus"]
 
@@ -48,8 +37,8 @@ class TypeCorpus:
     the ``leftmost`` tie rule agree with sequence mode. ``TypeCorpus.from_counts``
     takes ``(chunk, count)`` pairs directly (a pre-counted corpus). ``policy``: the
     compaction policy of the generic loop's pair index (default
-    ``ThresholdCompaction()``); the fused frequency loop has no use for one (see
-    :meth:`_TypeRun.frequency_merges`).
+    ``ThresholdCompaction()``); the strings representation of overlapping counts has
+    no use for one (see :meth:`_TypeRun.merge`).
 
     >>> c = TypeCorpus([b"low", b"low", b"lower"])
     >>> c.num_types, c.num_tokens
@@ -197,31 +186,31 @@ def _has_pair(w: list[int], a: int, b: int) -> bool:
     return False
 
 
-def _merge_sites(
+def _merge_lists(
     types: Iterable[int],
     words: list[list[int]],
     counts: list[int],
     a: int,
     b: int,
     new: int,
-    d: defaultdict[int, int],
+    out: MergeDeltas,
     fresh: defaultdict[int, list[int]],
-) -> int:
-    """Merge every non-overlapping ``(a, b)``, left to right, in each listed type.
+) -> None:
+    """Merge every non-overlapping ``(a, b)``, left to right, in each listed type
+    (id lists: the representation past :data:`CHAR_IDS`).
 
-    Sites are found with ``list.index`` jumps (C speed); count changes are
-    windowed (each site changes only the pairs next to it) and netted into
-    ``d``, weighted by the type's count; each type that gains a pair is listed
-    under that pair in ``fresh``. A listed type that no longer holds the pair
-    (a stale or repeated index entry) costs one scan. Returns the merge sites
-    weighted by type counts. The pair's own count is left to the caller.
-
-    Complexity: O(total length of the listed types) in C, plus O(1) Python work
-    per occurrence of ``a`` in them.
+    Count changes go to ``out`` grouped by neighbour (see :class:`MergeDeltas`),
+    weighted by the types' counts; each type that gains a pair is listed under it
+    in ``fresh``. Sites are found with ``list.index`` jumps (C speed). A type
+    listed twice is merged once. O(total length of the listed types) in C, plus
+    O(1) Python work per occurrence of ``a`` in them.
     """
     total = 0
+    born = out.born
+    lost: dict[int, int] = {}
     ls, rs = new << PAIR_SHIFT, b << PAIR_SHIFT
-    for t in types:
+    na = ls | a
+    for t in dict.fromkeys(types):
         w = words[t]
         last = len(w) - 1
         try:
@@ -239,17 +228,18 @@ def _merge_sites(
                 elif start < j:
                     res.extend(w[start:j])
                 if res:
-                    p = res[-1] << PAIR_SHIFT
-                    d[p | a] -= c
-                    k = p | new
-                    d[k] += c
-                    fresh[k].append(t)
+                    x = res[-1] << PAIR_SHIFT
+                    if x == ls:  # (new, a) of the previous, adjacent site
+                        _take(born, na, c)
+                    else:
+                        lost[x | a] = lost.get(x | a, 0) + c
+                    born[x | new] = born.get(x | new, 0) + c
+                    fresh[x | new].append(t)
                 if j + 2 <= last:
                     q = w[j + 2]
-                    d[rs | q] -= c
-                    k = ls | q
-                    d[k] += c
-                    fresh[k].append(t)
+                    lost[rs | q] = lost.get(rs | q, 0) + c
+                    born[ls | q] = born.get(ls | q, 0) + c
+                    fresh[ls | q].append(t)
                 res.append(new)
                 sites += 1
                 start = j + 2
@@ -270,11 +260,45 @@ def _merge_sites(
             res.extend(w[start:])
         words[t] = res
         total += sites * c
-    return total
+    out.sites += total
+    _lose(out, lost)
+
+
+def _take(table: dict[int, int], key: int, weight: int) -> None:
+    """Subtract ``weight`` from ``table[key]``, deleting it at 0."""
+    c = table[key] - weight
+    if c:
+        table[key] = c
+    else:
+        del table[key]
+
+
+def _lose(out: MergeDeltas, lost: dict[int, int]) -> None:
+    """Report old pairs' losses (see :class:`MergeDeltas`). O(len(lost))."""
+    if out.counts is not None:
+        for key, w in lost.items():
+            _take(out.counts, key, w)
+    if out.lost is not None:
+        for key, w in lost.items():
+            out.lost[key] = out.lost.get(key, 0) + w
 
 
 class _TypeRun:
-    """One run's mutable state over a :class:`TypeCorpus`."""
+    """One run's mutable state over a :class:`TypeCorpus`.
+
+    Three representations behind :meth:`merge`, chosen by the run's needs:
+
+    - **strings** (overlapping counts, no groups, every id below
+      :data:`CHAR_IDS`): each type is a ``str`` whose characters are token ids
+      (bytes decode as Latin-1), so a pair is a two-character string and C string
+      operations do the scanning (``in``, ``partition``, ``replace``); the pair
+      index is a plain dict from two-character strings to type lists, each made
+      whole once (see :meth:`merge`);
+    - **id lists** with a :class:`~bpeds.structures.LazyIndex` (the same counts
+      once an id no longer fits a character: the strings are converted then);
+    - **recount** (non-overlapping counts, per-group counts): id lists, each
+      changed type recounted before and after.
+    """
 
     def __init__(
         self,
@@ -286,8 +310,6 @@ class _TypeRun:
         self.counting = counting
         self.length = length
         self.chunks = corpus._chunks
-        #: The types as id lists, made by :meth:`initial` (the fused loop keeps its own).
-        self.words: list[list[int]] = []
         self.counts = corpus._counts
         self.groups = corpus._groups
         self.num_groups = corpus.num_groups
@@ -296,6 +318,15 @@ class _TypeRun:
         self.position_limit = max(1, len(self.chunks) * self.stride)
         self.want_groups = want_groups
         self.overlapping = counting == "overlapping"
+        #: The types as strings of id characters (the strings representation), or None.
+        self.strings: list[str] | None = None
+        #: Two-character pair -> types holding it (entries may be stale or repeated).
+        self.where: dict[str, list[int]] = {}
+        #: Report unigram counts and weighted merge sites (``MergeDeltas.sites``); the
+        #: driver turns this off when its score reads neither unigram counts nor totals.
+        self.count_sites = True
+        #: The types as id lists (the other representations).
+        self.words: list[list[int]] = []
         words = self.words
 
         def is_live(key: int, t: int) -> bool:
@@ -309,30 +340,39 @@ class _TypeRun:
 
         Complexity: O(total length of the types).
         """
-        if not self.words:
-            self.words.extend(map(list, self.chunks))
+        counts = self.counts
         ngroups = self.num_groups
         gtokens = [0] * ngroups
         uni: defaultdict[int, int] = defaultdict(int)
-        for w, c, g in zip(self.words, self.counts, self.groups, strict=True):
-            gtokens[g] += len(w) * c
-            for x in w:
-                uni[x] += c
+        for chunk, c, g in zip(self.chunks, counts, self.groups, strict=True):
+            gtokens[g] += len(chunk) * c
+        if self.count_sites:  # (token statistics: only for scores that read them)
+            for chunk, c in zip(self.chunks, counts, strict=True):
+                for x, n in Counter(chunk).items():
+                    uni[x] += n * c
         gpairs: dict[int, list[int]] = {}
-        # Overlapping counts without groups (the common case) read the pairs directly;
-        # otherwise each type's pairs are counted (non-overlapping, per group).
-        direct = self.overlapping and not self.want_groups
+        if self.overlapping and not self.want_groups:
+            # Each pair's types, one entry per occurrence ("aaa" lists its type twice
+            # for "aa"); its count is the sum of those types' counts.
+            strings = self.strings = [c.decode("latin-1") for c in self.chunks]
+            first: defaultdict[str, list[int]] = defaultdict(list)
+            for t, w in enumerate(strings):
+                for k in map(add, w, w[1:]):
+                    first[k].append(t)
+            self.where = first
+            wcount = counts.__getitem__
+            pairs = {
+                (ord(k[0]) << PAIR_SHIFT) | ord(k[1]): sum(map(wcount, ts))
+                for k, ts in first.items()
+            }
+            return Initial(pairs, dict(uni), gpairs, gtokens)
+        self.words.extend(map(list, self.chunks))
         where: defaultdict[int, list[int]] = defaultdict(list)
         acc: defaultdict[int, int] = defaultdict(int)
-        for t, w in enumerate(self.words):
-            c = self.counts[t]
-            if direct:
-                for k in [(x << PAIR_SHIFT) | y for x, y in pairwise(w)]:
-                    acc[k] += c
-                    where[k].append(t)
-                continue
+        for t, ids in enumerate(self.words):
+            c = counts[t]
             g = self.groups[t]
-            for k, n in count_pairs(w, self.counting).items():
+            for k, n in count_pairs(ids, self.counting).items():
                 acc[k] += n * c
                 where[k].append(t)
                 if self.want_groups:
@@ -346,249 +386,132 @@ class _TypeRun:
             load(k, ts)
         return Initial(dict(acc), dict(uni), gpairs, gtokens)
 
+    def _to_lists(self) -> None:
+        """Leave the strings representation (an id will not fit a character). O(total)."""
+        assert self.strings is not None
+        self.words.extend([list(map(ord, w)) for w in self.strings])
+        for k, ts in self.where.items():
+            self.index.extend((ord(k[0]) << PAIR_SHIFT) | ord(k[1]), ts)
+        self.strings = None
+        self.where = {}
+
     def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
-        """Merge every non-overlapping ``(a, b)``, left to right, in every type.
+        """Merge every non-overlapping ``(a, b)``, left to right, in every type, and
+        report the count changes grouped by neighbour (see :class:`MergeDeltas`).
 
-        Sites are found with ``list.index`` jumps (C speed), and count changes
-        are windowed: each site changes only the pairs around it. New pairs'
-        index entries are collected per key and appended once per key.
+        **Strings.** The pair is a two-character string ``k``; its type list is
+        taken whole (the pair occurs nowhere after this merge). A listed type that
+        no longer holds ``k`` (a stale entry, or a repeat: a type is listed once per
+        occurrence, and the first visit merges them all) is skipped by ``k in w``
+        (a repeat is skipped before any scan, so a long type costs one scan per
+        merge, not one per occurrence). A type with one site is its two sides
+        around the new token (``partition``); the others are merged by ``replace``
+        (left to right, non-overlapping: BPE's rule). Each visited type is listed
+        under its neighbour tokens; per distinct neighbour the types' counts are
+        added in C (``sum(map(...))``), and that list becomes the new pair's index
+        list, made whole here and never extended (a pair of two older tokens gains
+        no occurrence later).
 
-        Complexity: O(entries of the pair's index + length of the types holding it).
+        Complexity: O(entries of the pair's list + length of the types holding
+        it) in C; O(1) Python work per type, per site and per distinct neighbour.
         """
-        if not self.overlapping or self.want_groups:
-            self._merge_recount(a, b, new, out)
+        if self.strings is not None and new >= CHAR_IDS:
+            self._to_lists()
+        if self.strings is None:
+            if not self.overlapping or self.want_groups:
+                self._merge_recount(a, b, new, out)
+                return
+            fresh: defaultdict[int, list[int]] = defaultdict(list)
+            _merge_lists(
+                self.index.take((a << PAIR_SHIFT) | b),
+                self.words,
+                self.counts,
+                a,
+                b,
+                new,
+                out,
+                fresh,
+            )
+            extend = self.index.extend
+            for k2, ts in fresh.items():
+                extend(k2, ts)
             return
-        pk = (a << PAIR_SHIFT) | b
-        fresh: defaultdict[int, list[int]] = defaultdict(list)
-        # After this merge the pair occurs nowhere, so its whole list is taken and dropped:
-        # the merge checks each type itself, so no predicate call per entry is needed.
-        index = self.index
-        total = _merge_sites(index.take(pk), self.words, self.counts, a, b, new, out.pairs, fresh)
-        if total:
-            out.pairs[pk] -= total
-            out.sites += total
-        extend = index.extend
-        for k, ts in fresh.items():
-            extend(k, ts)
-
-    def frequency_merges(
-        self, num_merges: int, min_count: int, tie: TieRule, vocab: Vocab
-    ) -> Iterator[tuple[int, int, int, int]] | None:
-        """The fused frequency loop (see :meth:`bpeds.driver.MergeDriver.fused_loop`).
-
-        Applies to overlapping counts without groups under a static tie rule
-        (``smallest_ids``, with or without a byte order, ``lexicographic``) while
-        every id fits in one character (``len(vocab) + num_merges <= CHAR_IDS``);
-        returns None otherwise (``leftmost`` needs first positions: the generic
-        loop has them). Yields ``(left, right, new_id, count)`` per merge. The run
-        is consumed: use a fresh one for anything else.
-
-        **Representation.** Each type is a ``str`` whose characters are token ids
-        (``chr(id)``; bytes decode as Latin-1), so a pair is a two-character string
-        and the C string operations do the scanning: ``pair in word`` skips a stale
-        index entry, ``partition`` splits a type at its first site (a type with one
-        site is its two sides joined by the new token), and ``replace`` merges every
-        site of the others at once, left to right and non-overlapping, which is
-        BPE's rule. (``partition`` and ``in`` take no argument tuple, unlike
-        ``find``: measured cheaper.) The key order of two-character strings is the
-        order of ``(left, right)``, so ``smallest_ids`` needs no tie key.
-
-        **Counts.** A merge of ``(a, b)`` into ``n`` changes only pairs next to its
-        sites: ``(x, a) -> (x, n)`` for the token ``x`` before a site and
-        ``(b, y) -> (n, y)`` for the one after. The loop lists each visited type
-        under its neighbour (twice for two sites), then per distinct neighbour
-        adds the types' counts in C (``sum(map(...))``) and moves that weight from
-        the old pair to the new one. Two adjacent sites (``abab``) are netted by
-        taking the left neighbour of the second from the merged text, ``n``: its
-        ``-(n, a) + (n, n)`` cancels the ``+(n, a)`` of the first site's right side.
-
-        **Index.** A pair's list of types is made once, whole (by the first pass,
-        or by the merge that makes the pair's newest token), and never extended:
-        a pair of two older tokens gains no occurrence later. So the lists live in
-        a plain dict; each is taken whole when its pair merges, and entries made
-        stale meanwhile cost one ``in`` test each. The corpus's compaction policy
-        (which acts on appends) has nothing to act on here. Entries in all: at
-        most the first pass's pairs plus two per merge site.
-
-        **Selection** is exact by the generic loop's argument: a C ``heapq`` of
-        entries ordered like ``(-count, left, right)`` (one int; with a tie key,
-        ``(-count, tie(key), key)`` tuples) gets an entry whenever a pair's count
-        rises (here: when the pair is made), so every pair's best entry stores an
-        upper bound of its count; a popped entry whose count fell is pushed back
-        with the current count, and the first popped entry that is current is the
-        maximum (ties by the rule, which the entry order implements). A pair born
-        with fewer bits than the current count minus one (below half of it) waits
-        in a bucket per bit length instead: its count can only fall, so it stays
-        below ``2 ** bits``, and a selected count under ``2 ** top bucket`` sends
-        that bucket into the heap (at current counts) before anything is chosen.
-        Most such pairs never get there. The heap is rebuilt from the counts (O(n),
-        emptying the buckets) once it holds more than ``2 * live pairs +
-        HEAP_SLACK`` entries.
-
-        Complexity: per merge, O(index entries of the pair + length of the
-        types holding it) in C, O(1) Python work per site and per distinct
-        neighbour, and O(log n) per new pair.
-        """
-        if tie.dynamic or not self.overlapping or self.want_groups:
-            return None
-        if len(vocab) + num_merges > CHAR_IDS:
-            return None
-        return self._frequency_loop(num_merges, min_count, tie.heap_tie(vocab), vocab)
-
-    def _frequency_loop(
-        self,
-        num_merges: int,
-        min_count: int,
-        tie_key: Callable[[int], Any] | None,
-        vocab: Vocab,
-    ) -> Iterator[tuple[int, int, int, int]]:
-        words = [c.decode("latin-1") for c in self.chunks]
-        wcount = self.counts.__getitem__
-        # -- first pass: each pair's types, one entry per occurrence; its count is the
-        # sum of those types' counts (overlapping: "aaa" lists its type twice for "aa").
-        first: defaultdict[str, list[int]] = defaultdict(list)
-        for t, w in enumerate(words):
-            for k in map(add, w, w[1:]):
-                first[k].append(t)
-        where: dict[str, list[int]] = first  # (only pop and store from here on)
-        counts = {k: sum(map(wcount, ts)) for k, ts in where.items()}
-
-        # Heap entries: without a tie key one int, ``packed pair - (count << KEY_BITS)``
-        # (ordered like (-count, left, right), and much cheaper to compare than a tuple;
-        # ``>> KEY_BITS`` gives -count back, ``& KEY_MASK`` the pair); with one,
-        # ``(-count, tie(packed), packed)``.
-        plain = tie_key is None
-        shift = KEY_BITS
-
-        def entry(pk: int, c: int) -> Any:
-            if tie_key is None:
-                return pk - (c << shift)
-            return (-c, tie_key(pk), pk)
-
-        def packed(k: str) -> int:
-            return (ord(k[0]) << PAIR_SHIFT) | ord(k[1])
-
-        def rebuilt() -> list[Any]:
-            fresh = [entry(packed(k), c) for k, c in counts.items() if c >= min_count]
-            heapify(fresh)
-            for waiting in pending:
-                waiting.clear()
-            return fresh
-
-        # A new pair born below half the count of the merge that made it waits in
-        # pending[j] (j: its birth count's bit length) instead of the heap: most never
-        # come near the top. Its count only falls (a pair gains no occurrence after its
-        # birth), so it stays below 2 ** j; a popped count under 2 ** top_bucket lets
-        # that bucket into the heap first (at the pairs' current counts).
-        most = max(counts.values(), default=0)
-        pending: list[list[str]] = [[] for _ in range(most.bit_length() + 1)]
-        top_bucket = 0
-
-        def let_in(j: int) -> int:
-            """Push bucket j's pairs at their current counts; return the next top bucket."""
-            for k2 in pending[j]:
-                c2 = counts.get(k2, 0)
-                if c2 >= min_count:
-                    heappush(heap, entry(packed(k2), c2))
-            pending[j].clear()
-            while j and not pending[j]:
-                j -= 1
-            return j
-
-        heap = rebuilt()
-        limit = 2 * len(heap) + HEAP_SLACK
+        words = self.strings
+        where = self.where
+        k = chr(a) + chr(b)
+        n = chr(new)
         lefts: defaultdict[str, list[int]] = defaultdict(list)
         rights: defaultdict[str, list[int]] = defaultdict(list)
-        take = where.pop
-        add_token = vocab.add
-        done = 0
-        while done < num_merges:
-            if not heap:
-                if not top_bucket:
-                    break
-                top_bucket = let_in(top_bucket)
+        count_sites = self.count_sites
+        singles: list[int] = []  # types with one site (when sites are counted)
+        multi = 0  # weighted sites of the others
+        last_t = -1
+        for t in where.pop(k, ()):
+            if t == last_t:
+                continue  # a repeat (one type's entries in a list are adjacent)
+            last_t = t
+            w = words[t]
+            if k not in w:
+                continue  # stale entry
+            head, _, tail = w.partition(k)
+            if k not in tail:  # one site (the common case)
+                words[t] = head + n + tail
+                if head:
+                    lefts[head[-1]].append(t)
+                if tail:
+                    rights[tail[0]].append(t)
+                if count_sites:
+                    singles.append(t)
                 continue
-            top = heappop(heap)
-            if plain:
-                stored, pk = -(top >> shift), top & KEY_MASK
-            else:
-                stored, pk = -top[0], top[-1]
-            left, right = pk >> PAIR_SHIFT, pk & PAIR_MASK
-            a, b = chr(left), chr(right)
-            k = a + b
-            c = counts.get(k, 0)
-            if c != stored:
-                # Stale: the count fell since (a count that rose has a newer entry above).
-                if c >= min_count:
-                    heappush(heap, entry(pk, c))
+            merged = words[t] = w.replace(k, n)
+            if count_sites:
+                multi += self.counts[t] * (len(w) - len(merged))
+            i = len(head)
+            last = len(w) - 2
+            end = -1
+            while i >= 0:
+                if i:
+                    lefts[n if i == end else w[i - 1]].append(t)
+                if i < last:
+                    rights[w[i + 2]].append(t)
+                end = i + 2
+                i = w.find(k, end)
+        wcount = self.counts.__getitem__
+        born, lost, counts = out.born, out.lost, out.counts
+        hi, lo = new << PAIR_SHIFT, b << PAIR_SHIFT
+        for z, ts in rights.items():
+            weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
+            where[n + z] = ts
+            zi = ord(z)
+            born[hi | zi] = weight
+            key = lo | zi
+            if counts is not None:
+                c = counts[key] - weight
+                if c:
+                    counts[key] = c
+                else:
+                    del counts[key]
+            if lost is not None:
+                lost[key] = weight
+        for z, ts in lefts.items():
+            weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
+            where[z + n] = ts
+            zi = ord(z) << PAIR_SHIFT
+            born[zi | new] = weight
+            key = zi | a
+            if z == n:  # (new, a) of an adjacent site, made above: never in the table
+                _take(born, key, weight)
                 continue
-            if c.bit_length() <= top_bucket:
-                # A waiting pair may reach c: let the top bucket in, then select again.
-                heappush(heap, top)
-                top_bucket = let_in(top_bucket)
-                continue
-            low = c.bit_length() - 1  # a birth count of fewer bits is below c / 2
-            new = add_token(left, right)
-            n = chr(new)
-            high = new << PAIR_SHIFT
-            # -- merge: each visited type listed under its neighbours (if it has them).
-            lefts.clear()
-            rights.clear()
-            for t in take(k):
-                w = words[t]
-                if k not in w:
-                    continue  # stale entry, or a repeat of a type already merged
-                head, _, tail = w.partition(k)
-                if k not in tail:  # one site (the common case)
-                    words[t] = head + n + tail
-                    if head:
-                        lefts[head[-1]].append(t)
-                    if tail:
-                        rights[tail[0]].append(t)
-                    continue
-                words[t] = w.replace(k, n)
-                i = len(head)
-                last = len(w) - 2
-                end = -1
-                while i >= 0:
-                    if i:
-                        lefts[n if i == end else w[i - 1]].append(t)
-                    if i < last:
-                        rights[w[i + 2]].append(t)
-                    end = i + 2
-                    i = w.find(k, end)
-            # -- move each neighbour's weight to the new pair; a new pair's list is
-            # its types. Right side first: (n, a) of adjacent sites exists before the
-            # left side's (n, a) loses it.
-            for side, on_right in ((rights, True), (lefts, False)):
-                for z, ts in side.items():
-                    weight = sum(map(wcount, ts)) if len(ts) > 1 else wcount(ts[0])
-                    k2 = b + z if on_right else z + a
-                    left_over = counts[k2] - weight
-                    if left_over:
-                        counts[k2] = left_over
-                    else:
-                        del counts[k2]
-                    k2 = n + z if on_right else z + n
-                    counts[k2] = weight
-                    where[k2] = ts
-                    if weight >= min_count:
-                        j = weight.bit_length()
-                        if j < low:
-                            pending[j].append(k2)
-                            if j > top_bucket:
-                                top_bucket = j
-                        else:
-                            pk = high | ord(z) if on_right else (ord(z) << PAIR_SHIFT) | new
-                            heappush(heap, pk - (weight << shift) if plain else entry(pk, weight))
-            # The merged pair is gone everywhere ("aaa" took some of its count above).
-            counts.pop(k, None)
-            if len(heap) > limit:
-                heap = rebuilt()
-                top_bucket = 0
-                limit = 2 * len(heap) + HEAP_SLACK
-            done += 1
-            yield left, right, new, c
+            if counts is not None:
+                c = counts[key] - weight
+                if c:
+                    counts[key] = c
+                else:
+                    del counts[key]
+            if lost is not None:
+                lost[key] = lost.get(key, 0) + weight
+        if self.count_sites:
+            out.sites += sum(map(wcount, singles)) + multi
 
     def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """The general path (non-overlapping counts, per-group counts): recount each
@@ -642,8 +565,19 @@ class _TypeRun:
                         row[g] += sign * v * c
 
     def check(self) -> None:
-        """The pair index's own invariants. O(index size)."""
+        """The pair index's own invariants; with strings, that every pair of every
+        type is listed under it. O(index size + total length)."""
         self.index.check()
+        if self.strings is None:
+            return
+        listed = {(k, t) for k, ts in self.where.items() for t in ts}
+        for t, w in enumerate(self.strings):
+            for k in map(add, w, w[1:]):
+                if (k, t) not in listed:
+                    raise InvariantError(
+                        f"type {t} holds pair {ord(k[0]), ord(k[1])} but is not listed under it",
+                        {"type": t, "pair": (ord(k[0]), ord(k[1]))},
+                    )
 
     def first_position(self, pk: int) -> int | None:
         """Position of the pair's first occurrence: type id * stride + byte offset.
@@ -652,6 +586,15 @@ class _TypeRun:
         the chunk sequence does. O(entries of the pair's index + type lengths).
         """
         a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
+        if self.strings is not None:
+            k = chr(a) + chr(b)
+            strings = self.strings
+            live = [t for t in self.where.get(k, ()) if k in strings[t]]
+            if not live:
+                return None
+            t = min(live)
+            head = strings[t][: strings[t].find(k)]
+            return t * self.stride + sum(self.length(ord(x)) for x in head)
         best: int | None = None
         for t in self.index.live(pk, unique=False):
             if best is None or t < best:

@@ -10,8 +10,10 @@ from bpeds.scoring.base import (
     ScoreFunction,
     Stats,
     Totals,
+    declared,
     score_function,
 )
+from bpeds.scoring.registry import get_score
 from bpeds.scoring.strategies import (
     NPMI,
     PMI,
@@ -20,7 +22,6 @@ from bpeds.scoring.strategies import (
     LengthWeighted,
     LikelihoodGain,
     WordPiece,
-    get_score,
     worst_group,
 )
 from bpeds.scoring.ties import (
@@ -52,6 +53,7 @@ __all__ = [
     "TieRule",
     "Totals",
     "WordPiece",
+    "declared",
     "get_score",
     "gpt2_byte_to_unicode",
     "hf_byte_order",

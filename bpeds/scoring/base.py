@@ -46,6 +46,7 @@ __all__ = [
     "ScoreFunction",
     "Stats",
     "Totals",
+    "declared",
     "score_function",
 ]
 
@@ -88,6 +89,10 @@ def _refuse_unigram(token: int) -> int:
     )
 
 
+def _no_bytes(token: int) -> bytes:
+    raise DependencyError("this Stats was made without a token_bytes table")
+
+
 class Stats:
     """The read-only view of training statistics a score is given.
 
@@ -95,13 +100,14 @@ class Stats:
     Reading a statistic outside the score's declared dependency raises
     :class:`DependencyError`. Every accessor is O(1).
 
-    ``length(token)``: byte length of a token (a fixed property: allowed for every
-    class). ``unigram(token)``: how many times the token occurs in the current
-    corpus (``PARTS`` and up). Both are plain callables stored on the instance (for
-    unigram counts, the list's or ``Counter``'s own lookup), because scores call them
-    in the innermost loop of training. ``unigram`` is given as a list indexed by token
-    id (every id below its length, as the driver keeps it) or as a mapping (absent
-    tokens count 0).
+    ``length(token)``: byte length of a token, ``token_bytes(token)``: its bytes (fixed
+    properties: allowed for every class; a token made by the current merge is already
+    there when the driver scores its pairs). ``unigram(token)``: how many times the
+    token occurs in the current corpus (``PARTS`` and up). They are plain callables
+    stored on the instance (for unigram counts, the list's or ``Counter``'s own
+    lookup), because scores call them in the innermost loop of training. ``unigram``
+    is given as a list indexed by token id (every id below its length, as the driver
+    keeps it) or as a mapping (absent tokens count 0).
     """
 
     __slots__ = (
@@ -110,6 +116,7 @@ class Stats:
         "_pair_key",
         "_totals_fn",
         "length",
+        "token_bytes",
         "unigram",
     )
 
@@ -121,9 +128,11 @@ class Stats:
         totals: Callable[[], Totals],
         group_counts: Mapping[int, list[int]] | None = None,
         pair_key: Callable[[int, int], int] | None = None,
+        token_bytes: Callable[[int], bytes] | None = None,
     ) -> None:
         self._depends = depends
         self.length: Callable[[int], int] = lengths
+        self.token_bytes: Callable[[int], bytes] = _no_bytes if token_bytes is None else token_bytes
         self.unigram: Callable[[int], int]
         if unigram is None:
             self.unigram = _refuse_unigram
@@ -167,6 +176,38 @@ class Score:
     depends: Dependency = Dependency.PAIR
     needs_groups: bool = False
 
+    # -- capabilities: what the driver may rely on (see docs/scoring.md) -------
+    #: Pairs counted fewer times than this are never eligible (the score returns
+    #: None for them): the driver can forget such pairs without scoring them.
+    min_count: int = 1
+    #: The priority is the pair's count itself (``score(count, ...) == count``):
+    #: nothing is called per pair.
+    is_count: bool = False
+    #: Priorities are ints: the driver's heap packs each with its pair into one int.
+    integer: bool = False
+    #: Priorities are real numbers (int or float, never NaN): the driver's
+    #: :class:`~bpeds.structures.BoundHeap` can hold them (others, such as tuples, go
+    #: to a :class:`~bpeds.structures.HeapyKiYay`). ``integer`` implies it.
+    numeric: bool = False
+    #: Can a fall of the pair's own count (everything else unchanged) raise its score?
+    #: False for scores that grow with the count (frequency-like): then a pair whose
+    #: count fell keeps a valid upper bound and is not re-scored.
+    count_fall_raises: bool = True
+    #: (``PARTS`` and up) Can a fall of a token's unigram count raise the score of a
+    #: pair containing it? If True every pair of the two merged tokens is re-scored
+    #: after their merge; if False (the score falls or stays), none is.
+    unigram_fall_raises: bool = True
+
+    def kernel(self) -> Callable[[int, int, int], Priority | None] | None:
+        """The score as ``f(count, c(left), c(right))`` when it reads nothing else.
+
+        For ``PAIR`` and ``PARTS`` scores whose value depends only on the pair's
+        count and its two tokens' unigram counts (PMI, WordPiece): the driver calls
+        it inline, without a :class:`Stats` and a method call per pair. Must equal
+        :meth:`score`. None (the default): the driver calls :meth:`score`.
+        """
+        return None
+
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         """Priority of merging ``(left, right)``, seen ``count`` times; None if ineligible."""
         raise NotImplementedError
@@ -193,6 +234,39 @@ class Score:
         return f"{type(self).__name__}({args})"
 
 
+#: Declarations that stand in for the formula (or for its type): a subclass that
+#: overrides :meth:`Score.score` without declaring them again does not inherit them.
+_FORMULA = ("is_count", "integer", "numeric", "kernel")
+
+
+def declared(score: Score, name: str) -> Any:
+    """A score's declaration ``name``, as the driver may rely on it.
+
+    ``is_count``, ``integer``, ``numeric`` and ``kernel`` describe the formula
+    itself, so they hold only if declared by the class that defines ``score``
+    or a subclass of it; a subclass that overrides ``score`` gets the safe
+    defaults (False, None) unless it declares them again. Other declarations
+    are inherited as usual.
+
+    >>> from bpeds.scoring.strategies import Frequency
+    >>> class Squared(Frequency):
+    ...     def score(self, count, left, right, stats):
+    ...         return count * count
+    >>> declared(Frequency(), "is_count"), declared(Squared(), "is_count")
+    (True, False)
+    """
+    if name in _FORMULA and not isinstance(score, ScoreFunction):
+        mro = type(score).__mro__
+        inst = vars(score) if hasattr(score, "__dict__") else {}
+        if name not in inst:
+            owner = next(c for c in mro if name in c.__dict__)
+            formula = next(c for c in mro if "score" in c.__dict__)
+            if not issubclass(owner, formula):
+                return None if name == "kernel" else False
+    value = getattr(score, name)
+    return value() if name == "kernel" else value
+
+
 class ScoreFunction(Score):
     """A :class:`Score` wrapping a plain function; made by :func:`score_function`."""
 
@@ -202,11 +276,23 @@ class ScoreFunction(Score):
         depends: Dependency,
         name: str,
         can_raise: Callable[[Totals, Totals], bool] | None = None,
+        **declarations: Any,
     ) -> None:
         self._fn = fn
         self.depends = depends
         self.name = name
         self._can_raise = can_raise
+        for key, val in declarations.items():
+            if key not in _DECLARATIONS:
+                raise TypeError(
+                    f"score_function() has no declaration {key!r}; "
+                    f"the declarations are: {', '.join(sorted(_DECLARATIONS))}"
+                )
+            if not isinstance(val, _DECLARATIONS[key]):
+                raise TypeError(f"{key} must be {_DECLARATIONS[key].__name__}, got {val!r}")
+            setattr(self, key, val)
+        if self.integer:
+            self.numeric = True
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return self._fn(count, left, right, stats)
@@ -217,22 +303,38 @@ class ScoreFunction(Score):
         return self._can_raise(before, after)
 
 
+#: What a score function may declare (see :class:`Score`), and of which type.
+_DECLARATIONS: dict[str, type] = {
+    "min_count": int,
+    "integer": bool,
+    "numeric": bool,
+    "count_fall_raises": bool,
+    "unigram_fall_raises": bool,
+    "needs_groups": bool,
+}
+
+
 def score_function(
     depends: Dependency,
     *,
     name: str | None = None,
     can_raise: Callable[[Totals, Totals], bool] | None = None,
+    **declarations: Any,
 ) -> Callable[[Callable[[int, int, int, Stats], Priority | None]], ScoreFunction]:
     """Turn ``fn(count, left, right, stats) -> priority | None`` into a :class:`Score`.
 
-    >>> @score_function(Dependency.PAIR)
+    ``declarations`` set the score's capabilities (``integer``, ``numeric``,
+    ``count_fall_raises``, ``unigram_fall_raises``, ``min_count``, ``needs_groups``;
+    see :class:`Score`): what they promise lets the driver do less work.
+
+    >>> @score_function(Dependency.PAIR, integer=True, count_fall_raises=False)
     ... def long_pairs(count, left, right, stats):
     ...     return count * (stats.length(left) + stats.length(right))
-    >>> long_pairs.depends, long_pairs.name
-    (<Dependency.PAIR: 0>, 'long_pairs')
+    >>> long_pairs.depends, long_pairs.name, long_pairs.integer
+    (<Dependency.PAIR: 0>, 'long_pairs', True)
     """
 
     def wrap(fn: Callable[[int, int, int, Stats], Priority | None]) -> ScoreFunction:
-        return ScoreFunction(fn, depends, name or fn.__name__, can_raise)
+        return ScoreFunction(fn, depends, name or fn.__name__, can_raise, **declarations)
 
     return wrap

@@ -9,6 +9,7 @@ sum of pair counts, ``len(t)`` a token's length in bytes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from bpeds.scoring.base import Dependency, Priority, Score, Stats, Totals
@@ -21,6 +22,7 @@ __all__ = [
     "LengthWeighted",
     "LikelihoodGain",
     "WordPiece",
+    "worst_group",
 ]
 
 
@@ -33,6 +35,10 @@ class Frequency(Score):
 
     name = "frequency"
     depends = Dependency.PAIR
+    is_count = True
+    integer = True
+    numeric = True
+    count_fall_raises = False
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return count
@@ -47,11 +53,15 @@ class LengthWeighted(Score):
 
     name = "length_weighted"
     depends = Dependency.PAIR
+    count_fall_raises = False  # count times a fixed weight
+    numeric = True
 
     def __init__(self, alpha: float = 1) -> None:
         if not alpha >= 0:
             raise ValueError(f"alpha must be >= 0, got {alpha!r}")
         self.alpha = alpha
+        #: An int alpha gives int scores (packed heap entries).
+        self.integer = type(alpha) is int
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return count * (stats.length(left) + stats.length(right)) ** self.alpha
@@ -66,7 +76,10 @@ class _MinCount(Score):
     def __init__(self, min_count: int = 1) -> None:
         if not (isinstance(min_count, int) and min_count >= 1):
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+        #: (a capability too: pairs below it are never eligible)
         self.min_count = min_count
+
+    numeric = True
 
     def options(self) -> dict[str, Any]:
         return {"min_count": self.min_count}
@@ -82,11 +95,21 @@ class PMI(_MinCount):
 
     name = "pmi"
     depends = Dependency.PARTS
+    count_fall_raises = False  # grows with the count
+    unigram_fall_raises = True  # c(t) is a divisor
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
             return None
         return count / (stats.unigram(left) * stats.unigram(right))
+
+    def kernel(self) -> Callable[[int, int, int], Priority | None]:
+        least = self.min_count
+
+        def pmi(count: int, c_left: int, c_right: int) -> float | None:
+            return None if count < least else count / (c_left * c_right)
+
+        return pmi
 
 
 class WordPiece(PMI):
@@ -206,32 +229,3 @@ class GroupFrequency(Score):
 
     def totals_can_raise(self, before: Totals, after: Totals) -> bool:
         return worst_group(before) != worst_group(after)
-
-
-_BY_NAME: dict[str, type[Score]] = {
-    cls.name: cls
-    for cls in (Frequency, LengthWeighted, PMI, WordPiece, LikelihoodGain, NPMI, GroupFrequency)
-}
-
-
-def get_score(spec: str | Score | dict[str, Any]) -> Score:
-    """A score from a name, a ``describe()`` dict, or a score object.
-
-    >>> get_score("pmi"), get_score({"name": "pmi", "min_count": 3})
-    (PMI(min_count=1), PMI(min_count=3))
-    """
-    if isinstance(spec, Score):
-        return spec
-    if isinstance(spec, str):
-        spec = {"name": spec}
-    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise TypeError(f"a score is a Score object, a name or a dict with 'name': got {spec!r}")
-    args = dict(spec)
-    name = args.pop("name")
-    cls = _BY_NAME.get(name)
-    if cls is None:
-        raise ValueError(f"unknown score {name!r}: choose one of {sorted(_BY_NAME)}")
-    try:
-        return cls(**args)
-    except TypeError as exc:
-        raise ValueError(f"bad options for score {name!r}: {exc}") from None

@@ -7,6 +7,9 @@
   (lazy, netted batching around any of them), :class:`LazyHeap` (a lazy max-heap of
   numeric priorities in C ``heapq``), and the baselines :class:`HeapqMultiset`,
   :class:`SortedMultiset`, :class:`CounterMultiset`.
+- :class:`BoundHeap`: a lazy max-heap of upper bounds checked at the top through a
+  callback, with low bounds parked in buckets outside the heap (the merge driver's
+  selection structure); :class:`MultisetBounds` gives any Multiset the same interface.
 - :class:`LazyIndex` with pluggable compaction policies (:class:`NeverCompact`,
   :class:`ThresholdCompaction`, :class:`AdaptiveCompaction`, or your own).
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from bpeds.structures.baselines import CounterMultiset, HeapqMultiset, SortedMultiset
 from bpeds.structures.batched import Batched
+from bpeds.structures.bound_heap import BoundError, BoundHeap, MultisetBounds
 from bpeds.structures.compaction import AdaptiveCompaction, NeverCompact, ThresholdCompaction
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
@@ -30,6 +34,8 @@ from bpeds.structures.protocols import CompactionPolicy, CompactionStats, Multis
 __all__ = [
     "AdaptiveCompaction",
     "Batched",
+    "BoundError",
+    "BoundHeap",
     "CompactionPolicy",
     "CompactionStats",
     "CounterMultiset",
@@ -43,6 +49,7 @@ __all__ = [
     "LeapNode",
     "ListNode",
     "Multiset",
+    "MultisetBounds",
     "NeverCompact",
     "SortedMultiset",
     "ThresholdCompaction",

@@ -15,7 +15,8 @@ from typing import Any
 from bpeds.corpus import Counting, count_pairs
 from bpeds.driver import MergeRecord
 from bpeds.scoring.base import Dependency, Score, Stats, Totals
-from bpeds.scoring.strategies import Frequency, get_score
+from bpeds.scoring.registry import get_score
+from bpeds.scoring.strategies import Frequency
 from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, tie_rule
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 

@@ -1,0 +1,206 @@
+"""The corpus representations behind the driver's seam: each equal to the oracle and to the others.
+
+Type mode has three representations (strings of id characters, id lists past
+``CHAR_IDS``, recounting for non-overlapping and per-group counts); sequence mode two
+(int arrays, an IndexedList). Every one reports a merge's count changes through
+``MergeDeltas``; these tests check each against the brute-force oracle, the
+representations' own ``check()`` after every merge, and minbpe on real text.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bpeds._type_corpus as type_corpus
+from bpeds.corpus import MergeDeltas, SequenceCorpus, TypeCorpus
+from bpeds.driver import MergeDriver, MergeRecord, train_merges
+from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
+from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, hf_byte_order
+from bpeds.testing.oracle import brute_force_merges
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab
+from tests.golden import minbpe_golden
+from tests.minbpe_rule import minbpe_merges
+
+TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
+
+TIES: dict[str, Callable[[], TieRule]] = {
+    "leftmost": Leftmost,
+    "smallest_ids": SmallestIds,
+    "hf_order": lambda: SmallestIds(hf_byte_order()),
+    "lexicographic": Lexicographic,
+}
+
+# Tiny alphabets, short and empty chunks, long runs: many equal counts and overlaps.
+chunk = st.one_of(
+    st.lists(st.sampled_from(b"abc\xff"), max_size=12).map(bytes),
+    st.builds(lambda c, n: c * n, st.sampled_from([b"a", b"ab", b"aab"]), st.integers(0, 9)),
+)
+corpora = st.lists(chunk, min_size=1, max_size=8)
+
+
+def as_tuples(records: list[MergeRecord]) -> list[tuple[Any, ...]]:
+    return [(r.pair, r.new_id, r.count, r.score) for r in records]
+
+
+@pytest.mark.parametrize("tie", TIES)
+@settings(max_examples=60, deadline=None)
+@given(chunks=corpora, merges=st.integers(0, 30), min_count=st.integers(1, 3))
+def test_every_representation_equals_the_oracle(
+    tie: str, chunks: list[bytes], merges: int, min_count: int
+) -> None:
+    want = as_tuples(brute_force_merges(chunks, merges, tie=TIES[tie](), min_count=min_count))
+    for corpus in (
+        TypeCorpus(chunks),
+        SequenceCorpus(chunks),
+        SequenceCorpus(chunks, structure="indexed_list"),
+    ):
+        got = train_merges(corpus, merges, tie=TIES[tie](), min_count=min_count)
+        assert as_tuples(got) == want, corpus
+
+
+@settings(max_examples=80, deadline=None)
+@given(chunks=corpora, merges=st.integers(1, 25))
+def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int) -> None:
+    """After every merge: ``MergeDeltas`` equals a recount, and ``check()`` holds."""
+    for corpus in (TypeCorpus(chunks), SequenceCorpus(chunks)):
+        vocab = Vocab()
+        run: Any = corpus.start("overlapping", False, vocab.length)
+        counts = dict(run.initial().pairs)
+        for _ in range(merges):
+            if not counts:
+                break
+            pk = max(counts, key=lambda k: (counts[k], -k))
+            a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
+            new = vocab.add(a, b)
+            out = MergeDeltas(1)
+            run.merge(a, b, new, out)
+            for k, v in out.net(a, b, new).items():
+                counts[k] = counts.get(k, 0) + v
+            counts.pop(pk, None)
+            counts = {k: c for k, c in counts.items() if c}
+            run.check()
+            truth = brute_force_counts(corpus, vocab)
+            assert counts == truth
+
+
+def brute_force_counts(corpus: Any, vocab: Vocab) -> dict[int, int]:
+    """Pair counts of the corpus encoded with the vocabulary's merges, recounted."""
+    from bpeds.testing.oracle import apply_merge, count_pairs
+
+    chunks = [list(c) for c in corpus._chunks]
+    counts_of = getattr(corpus, "_counts", [1] * len(chunks))
+    for new, (a, b) in enumerate(vocab.merges(), 256):
+        chunks = [apply_merge(c, a, b, new) for c in chunks]
+    out: dict[int, int] = {}
+    for c, n in zip(chunks, counts_of, strict=True):
+        for k, v in count_pairs(c).items():
+            out[k] = out.get(k, 0) + v * n
+    return out
+
+
+def test_long_unsplit_input_costs_one_scan_per_merge() -> None:
+    """A type is listed once per occurrence of a pair; repeats are skipped without a scan."""
+    text = ("ACGT" * 50 + "ACGGT" * 37) * 400  # one 150 KB type
+    got = [r.pair for r in MergeDriver(TypeCorpus([text.encode()]), 40).run()]
+    want = [r.pair for r in MergeDriver(SequenceCorpus([text.encode()]), 40).run()]
+    assert got == want
+
+
+def test_too_many_ids_for_characters_switch_to_id_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strings hold ids as characters; past CHAR_IDS the run converts itself to id lists."""
+    items = [(c, 1) for c in split(TEXT[:8000], GPT2_PATTERN)]
+    want = as_tuples(MergeDriver(TypeCorpus.from_counts(items), 60).run())
+    monkeypatch.setattr(type_corpus, "CHAR_IDS", 256 + 5)
+    corpus = TypeCorpus.from_counts(items)
+    d = MergeDriver(corpus, 60)
+    assert as_tuples(d.run()) == want
+
+
+def test_ids_in_the_surrogate_range() -> None:
+    """Ids 0xD800-0xDFFF are lone surrogates as characters; the strings must not care."""
+    items = [(c, 1) for c in split(TEXT[:20_000], GPT2_PATTERN)]
+    offset = 0xD800 - 256 - 40  # the 41st merge gets id 0xD800
+    wide = Vocab()
+    for _ in range(offset):
+        wide.add(0, 0)
+
+    def shifted(i: int) -> int:
+        return i if i < 256 else i - offset
+
+    d = MergeDriver(TypeCorpus.from_counts(items), 300, vocab=wide)
+    got = [(shifted(r.pair[0]), shifted(r.pair[1]), shifted(r.new_id), r.count) for r in d.run()]
+    assert max(r.new_id for r in d.records) >= 0xD800 + 200
+    plain = MergeDriver(SequenceCorpus([c for c, _ in items]), 300)
+    assert got == [(*r.pair, r.new_id, r.count) for r in plain.run()]
+
+
+@pytest.mark.parametrize("representation", ["type", "sequence"])
+def test_stops_cleanly_and_reports_progress(representation: str) -> None:
+    make: Any = TypeCorpus if representation == "type" else SequenceCorpus
+    assert MergeDriver(make([b"", b"a"]), 5, tie="leftmost").run() == []
+    assert MergeDriver(make([]), 5).run() == []
+    records = MergeDriver(make([b"ab", b"b"]), 50, tie="leftmost").run()
+    assert [(r.pair, r.new_id, r.count) for r in records] == [((97, 98), 256, 1)]
+    assert MergeDriver(make([b"abab", b"cd"]), 50, min_count=3).run() == []
+
+    seen: list[tuple[int, int]] = []
+    d = MergeDriver(make([TEXT[:5000].encode()]), 20, progress=lambda *a: seen.append(a))
+    it = iter(d)
+    first = next(it)
+    assert first.new_id == 256
+    assert first.score == first.count
+    assert seen == [(1, 20)]
+    rest = list(it)
+    assert seen == [(i, 20) for i in range(1, 21)]
+    assert d.records == [first, *rest]
+    assert d.vocab.merges() == [r.pair for r in d.records]
+
+
+def test_iterating_pauses_the_cyclic_gc_and_restores_it() -> None:
+    d = MergeDriver(TypeCorpus(split(TEXT[:3000], "gpt2")), 5)
+    it = iter(d)
+    next(it)
+    assert not gc.isenabled()
+    it.close()  # abandoned half-way
+    assert gc.isenabled()
+    assert len(list(MergeDriver(TypeCorpus([b"abab"]), 5))) == 2
+    assert gc.isenabled()
+    d = MergeDriver(TypeCorpus([b"abab"]), 5)
+    d.pause_gc = False
+    assert [gc.isenabled() for _ in d] == [True, True]
+
+
+def test_sequence_arrays_are_minbpe_basic_on_real_text() -> None:
+    text = TEXT[:20000]
+    want = minbpe_golden(text, 300, None)
+    d = MergeDriver(SequenceCorpus([text.encode()]), 300, tie="leftmost")
+    assert [r.pair for r in d.run()] == want
+
+
+def test_sequence_arrays_are_minbpe_regex_on_real_text() -> None:
+    text = TEXT[:40000]
+    want = minbpe_golden(text, 300, GPT4_PATTERN)
+    d = MergeDriver(SequenceCorpus(list(split(text, GPT4_PATTERN))), 300, tie="leftmost")
+    assert [r.pair for r in d.run()] == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=st.text(alphabet="ab c\n'1é", max_size=60), merges=st.integers(1, 15))
+def test_sequence_arrays_are_minbpe_regex(text: str, merges: int) -> None:
+    got = train_merges(SequenceCorpus(split(text, GPT4_PATTERN)), merges, tie="leftmost")
+    assert [r.pair for r in got] == minbpe_merges(text, merges, GPT4_PATTERN)
+
+
+@pytest.mark.parametrize("tie", ["leftmost", "smallest_ids", "lexicographic"])
+def test_type_and_sequence_agree_on_real_text(tie: str) -> None:
+    chunks = list(split(TEXT[:30000], GPT4_PATTERN))
+    a = [r.pair for r in MergeDriver(TypeCorpus(chunks), 400, tie=tie).run()]
+    b = [r.pair for r in MergeDriver(SequenceCorpus(chunks), 400, tie=tie).run()]
+    assert a == b
