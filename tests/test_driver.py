@@ -180,7 +180,7 @@ def test_lazy_heap_equals_oracle(
 
 @pytest.mark.parametrize("tie", TIES)
 @pytest.mark.parametrize("score", SCORES)
-@settings(max_examples=25)
+@settings(max_examples=examples(ci=25, local=10))
 @given(items=corpora, merges=st.integers(1, 12))
 def test_non_overlapping_counting_equals_oracle(
     score: str, tie: str, items: list[tuple[bytes, int]], merges: int

@@ -13,9 +13,12 @@ from hypothesis.stateful import run_state_machine_as_test
 from bpeds.errors import InvariantError, PreconditionError
 from bpeds.structures.indexed_list import IndexedList, ListNode
 from bpeds.testing.lists import indexed_list_machine, token_chunks, token_pairs
+from tests.budget import examples
 
 TestIndexedListMachine = indexed_list_machine(IndexedList).TestCase
-TestIndexedListMachine.settings = settings(max_examples=200, stateful_step_count=50)
+TestIndexedListMachine.settings = settings(
+    max_examples=examples(ci=200, local=50), stateful_step_count=50
+)
 
 
 def merge(lst: IndexedList[str], pair: tuple[str, str], new: str) -> int:

@@ -21,8 +21,11 @@ from bpeds.structures.compaction import AdaptiveCompaction, NeverCompact, Thresh
 from bpeds.structures.lazy_index import LazyIndex
 from bpeds.structures.protocols import CompactionPolicy, CompactionStats
 from bpeds.testing.lazy_index import Predicate, lazy_index_machine
+from tests.budget import examples
 
-MACHINE_SETTINGS = settings(max_examples=150, stateful_step_count=50, database=None)
+MACHINE_SETTINGS = settings(
+    max_examples=examples(ci=150, local=40), stateful_step_count=50, database=None
+)
 
 
 class AlwaysCompact:

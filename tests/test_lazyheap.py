@@ -11,11 +11,14 @@ from hypothesis import settings
 from bpeds.errors import EmptyError, InvariantError
 from bpeds.structures import LazyHeap
 from bpeds.testing import multiset_machine
+from tests.budget import examples
 
 LazyHeapMachine = multiset_machine(
     lambda tie: LazyHeap(tie=tie, stale_factor=1), kinds=("int", "float")
 )
-LazyHeapMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=50)
+LazyHeapMachine.TestCase.settings = settings(
+    max_examples=examples(ci=200, local=50), stateful_step_count=50
+)
 TestLazyHeapMachine = LazyHeapMachine.TestCase
 
 

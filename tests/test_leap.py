@@ -11,9 +11,10 @@ from hypothesis.stateful import run_state_machine_as_test
 from bpeds.errors import InvariantError, PreconditionError
 from bpeds.structures.leap import Leap, LeapNode
 from bpeds.testing.lists import leap_machine
+from tests.budget import examples
 
 TestLeapMachine = leap_machine(Leap).TestCase
-TestLeapMachine.settings = settings(max_examples=200, stateful_step_count=50)
+TestLeapMachine.settings = settings(max_examples=examples(ci=200, local=50), stateful_step_count=50)
 
 
 def merge(leap: Leap[str], a: str, b: str, new: str) -> list[int]:

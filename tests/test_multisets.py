@@ -17,8 +17,11 @@ from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.protocols import Multiset, TieKey
 from bpeds.testing.multisets import MultisetModel, multiset_machine, negated, priorities
+from tests.budget import examples
 
-MACHINE_SETTINGS = settings(max_examples=60, stateful_step_count=40, database=None)
+MACHINE_SETTINGS = settings(
+    max_examples=examples(ci=60, local=20), stateful_step_count=40, database=None
+)
 
 Factory = Callable[..., Any]
 

@@ -17,6 +17,7 @@ from bpeds.formats import save_hf, save_minbpe, save_tiktoken
 from bpeds.persist import ModelFormatError, dumps, load, loads, save
 from bpeds.tokenizer import Tokenizer
 from bpeds.training import train
+from tests.budget import examples
 
 DATA = Path(__file__).parent / "data"
 TEXT = (DATA / "taylorswift.txt").read_text(encoding="utf-8")[:20000]
@@ -219,7 +220,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(ci=300, local=100), suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_documents_load_or_fail_cleanly(data: st.DataObject) -> None:
     """Any mutation of a valid file either loads to a valid tokenizer or raises

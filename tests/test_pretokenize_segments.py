@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import bpeds.training
 from bpeds.pretokenize import GLUED, PATTERNS, Segmenter, compile_pattern, segmenter
 from bpeds.training import count_pieces
+from tests.budget import examples
 
 NAMES = ("gpt2", "gpt4", "gpt4o")
 TAYLOR = Path(__file__).parent / "data" / "taylorswift.txt"
@@ -42,7 +43,7 @@ def _seg(name: str) -> Segmenter:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(ci=400, local=120), deadline=None)
 @given(text=TEXTS)
 @example(text="".join(TRICKY))
 def test_segments_split_exactly_as_the_whole(name: str, text: str) -> None:
@@ -53,7 +54,7 @@ def test_segments_split_exactly_as_the_whole(name: str, text: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(ci=300, local=100), deadline=None)
 @given(texts=st.lists(TEXTS, max_size=8))
 @example(texts=TRICKY)
 def test_count_cut_equals_counter_in_first_appearance_order(name: str, texts: list[str]) -> None:

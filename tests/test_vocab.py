@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeds.vocab import Vocab, pack_pair, unpack_pair
+from tests.budget import examples
 
 
 def expand(vocab: Vocab, token: int) -> bytes:
@@ -33,7 +34,7 @@ def merge_lists(draw: st.DrawFn) -> list[tuple[int, int]]:
     return merges
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(ci=150, local=50))
 @given(merges=merge_lists(), cache_size=st.integers(0, 5), order=st.randoms())
 def test_token_bytes_equal_the_plain_expansion(
     merges: list[tuple[int, int]], cache_size: int, order: object
