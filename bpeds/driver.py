@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from heapq import heappop, heappush
 from typing import Any
 
 from bpeds._gc import gc_paused
@@ -124,18 +125,14 @@ class MergeDriver:
         self.progress = progress
         self.vocab = Vocab() if vocab is None else vocab
         self.records: list[MergeRecord] = []
-        #: Remove a pair from the heap as soon as its count reaches zero (True), or only
-        #: when it surfaces at the top (False). Both are exact; this is a speed knob.
+        #: With a ``multiset``: remove a pair from it as soon as its count reaches zero
+        #: (True), or only when it surfaces at the top (False). Both are exact; a speed
+        #: knob. (The default BoundHeap drops dead pairs when they surface.)
         self.drop_dead = True
-        #: Let the corpus representation run its own fused loop when one applies
-        #: (see :meth:`fused_loop`), and use the PMI/WordPiece fast path (see the
-        #: module docstring). Both paths give identical merges; tests compare them
-        #: with each other and with the brute-force oracle. False forces the
-        #: generic loop.
-        self.fast_path = True
-        #: PMI/WordPiece fast path: a pair scoring below this fraction of the last merge's
-        #: score is put to sleep (see the module docstring); 0 never. Exact for any value
-        #: >= 0; a speed knob (1/16 measured best of 1/64, 1/16, 1/4 on en13).
+        #: Scores that declare ``unigram_rise``: a pair scoring below this fraction of
+        #: the last merge's score is put to sleep under one of its tokens (see
+        #: ``_TokenPairs``); 0 never. Exact for any value >= 0; a speed knob (1/16
+        #: measured best of 1/64, 1/16, 1/4 for PMI on en13).
         self.sleep_below = 1 / 16
         #: Pause the cyclic garbage collector while iterating (see :meth:`__iter__`).
         self.pause_gc = True
@@ -262,7 +259,70 @@ class MergeDriver:
         score.begin_step(stats)
         start = ((k, bound(k, c)) for k, c in counts.items())
         select: BoundHeap | MultisetBounds
-        if self.multiset is not None or not (integer or (numeric and not dynamic)):
+        on_heap = self.multiset is None and (integer or (numeric and not dynamic))
+        # PARTS scores: each token's pairs; with a declared rise, far ones asleep.
+        rise = declared(score, "unigram_rise") if on_heap and not rescore_fell else None
+        pairs_of = _TokenPairs(uni, rise) if rescore_parts else None
+        sleep_below = self.sleep_below if rise is not None else 0.0
+
+        def rescore(pairs: Iterable[int], deep: float = 0.0) -> tuple[list[int], list[int]]:
+            """Re-score ``pairs`` and push the rises. Returns the pairs that can never
+            be eligible again and, for ``deep > 0``, the awake ones scoring below it."""
+            gone: list[int] = []
+            low: list[int] = []
+            rises: list[tuple[int, Any]] = []
+            for pk in pairs:
+                c = counts_get(pk, 0)
+                if inline:  # (the kernel, without value()'s general checks)
+                    p = (
+                        kernel(c, uni[pk >> PAIR_SHIFT], uni[pk & PAIR_MASK])
+                        if c >= min_count
+                        else None
+                    )
+                else:
+                    p = value(pk, c)
+                if p is None:
+                    if c < min_count or max_len is not None:  # counts never rise
+                        gone.append(pk)
+                    continue
+                if dynamic:
+                    p = fold(p, pos_lb.get(pk, 0), shift)
+                elif (
+                    0 < deep
+                    and p < deep
+                    and pk not in sleeper
+                    and pk >> PAIR_SHIFT != pk & PAIR_MASK
+                ):
+                    low.append(pk)  # ((t, t) has c(t) twice: it never sleeps)
+                was = bounds_get(pk)
+                if was is None or was < p:
+                    rises.append((pk, p))
+                    if bounds is not None:
+                        bounds[pk] = p
+            if bounds is not None:
+                select.extend(rises)  # (rises only: compared with the bounds above)
+            else:
+                select.raise_bounds(rises)
+            if sleeper and pairs_of is not None:
+                # A sleeping pair's token covers its bound (as stored: parked, 2**e).
+                for pk, _ in rises:
+                    owner = sleeper.get(pk)
+                    if owner is not None:
+                        pairs_of.raise_cover(owner, bounds_get(pk) or 0.0)
+            return gone, low
+
+        def guard(stored: Any) -> bool:
+            """Wake the sleeping pairs of a token whose cover reaches the heap's top."""
+            if pairs_of is None:
+                return False
+            woken = pairs_of.waking(stored)
+            if woken is None:
+                return False
+            for pk in rescore(woken)[0]:
+                pairs_of.forget(pk)
+            return True
+
+        if not on_heap:
             factory = self.multiset or _default_multiset
             select = MultisetBounds(
                 factory(tie=None if dynamic else tie.heap_tie(vocab)), current, start
@@ -275,12 +335,15 @@ class MergeDriver:
                 rank=None if dynamic else tie.heap_tie(vocab),
                 source=lambda: ((k, bound(k, c)) for k, c in counts.items()),
                 track=not born_only,
+                guard=guard if rise is not None else None,
+                gap=1 if integer else 0,
             )
-        adj: dict[int, set[int]] = {}  # token -> its live pairs (re-scored PARTS scores)
-        if rescore_parts:
-            for k in counts:
-                adj.setdefault(k >> PAIR_SHIFT, set()).add(k)
-                adj.setdefault(k & PAIR_MASK, set()).add(k)
+        bounds = select.bounds if isinstance(select, BoundHeap) else None
+        bounds_get = bounds.get if bounds is not None else select.bound_of
+        inline = kernel is not None and want_parts and not dynamic and max_len is None
+        sleeper = pairs_of.sleeper if pairs_of is not None else {}
+        if pairs_of is not None:  # (a pair below min_count never reaches it again)
+            pairs_of.add(k for k, c in counts.items() if c >= min_count)
         drop = select.discard if isinstance(select, MultisetBounds) and self.drop_dead else None
         watch = drop is not None or not born_only
         # (a score that keeps no per-step state is not called between steps)
@@ -377,27 +440,35 @@ class MergeDriver:
                     select.extend(
                         [(pk, p) for pk, c in born.items() if (p := bound(pk, c)) is not None]
                     )
+            elif depends is Dependency.GLOBAL and score.totals_can_raise(before, now):
+                if pairs_of is not None:
+                    pairs_of.add(pk for pk, c in born.items() if c >= min_count)
+                rescore(list(counts))
             else:
-                again: Iterable[int]
-                if rescore_parts:
-                    for pk in born:
-                        adj.setdefault(pk >> PAIR_SHIFT, set()).add(pk)
-                        adj.setdefault(pk & PAIR_MASK, set()).add(pk)
-                if depends is Dependency.GLOBAL and score.totals_can_raise(before, now):
-                    again = list(counts)
-                else:
-                    again = set(born)
-                    if rescore_fell:
-                        again.update(fell)
-                    if want_groups:
-                        again.update(out.group_pairs)
-                    if rescore_parts:
-                        for tok in (left, right):
-                            mine = adj.get(tok)
-                            if mine:
-                                mine.difference_update([pk for pk in mine if pk not in counts])
-                                again.update(mine)
-                select.raise_bounds((pk, bound(pk, counts.get(pk, 0))) for pk in again)
+                if pairs_of is not None:
+                    # Pairs of the merged tokens (every pair whose count fell is one), then
+                    # the new pairs. Awake pairs far below the top fall asleep.
+                    pairs_of.add(pk for pk, c in born.items() if c >= min_count)
+                    deep = priority * sleep_below if sleep_below else 0.0
+                    for tok in (left,) if left == right else (left, right):
+                        mine = pairs_of.awake.get(tok)
+                        if mine:
+                            never, low = rescore(list(mine), deep)
+                            for pk in never:
+                                pairs_of.forget(pk)
+                            if low:
+                                pairs_of.sleep(tok, low, [bounds_get(pk) or 0.0 for pk in low])
+                        if rise is not None:
+                            pairs_of.push_cover(tok)
+                again = set(born)
+                if rescore_fell:
+                    again.update(fell)
+                if want_groups:
+                    again.update(out.group_pairs)
+                never, _ = rescore(again)
+                if pairs_of is not None:
+                    for pk in never:
+                        pairs_of.forget(pk)
             done += 1
             self.records.append(record)
             if self.progress is not None:
@@ -449,3 +520,111 @@ def _default_multiset(tie: Any = None) -> Multiset[int, Any]:
 def train_merges(corpus: Corpus, num_merges: int, **options: Any) -> list[MergeRecord]:
     """Run a :class:`MergeDriver` to the end; the options are the driver's."""
     return MergeDriver(corpus, num_merges, **options).run()
+
+
+class _TokenPairs:
+    """Each token's live pairs, for scores re-scored when a token's count falls (PARTS).
+
+    ``awake[t]``: the pairs of ``t`` a fall of ``t``'s count re-scores. With a
+    declared :meth:`~bpeds.scoring.base.Score.unigram_rise`, a pair scoring far
+    below the top (under ``deep``) is put to sleep under one of its tokens ``t``
+    (never a pair ``(t, t)``): falls of ``t`` stop re-scoring it (its other
+    token's still do). Its score can since have grown only through ``t``'s
+    count, by at most ``rise(since[t], c(t))``, so every sleeping pair of ``t`` is
+    below ``cover[t] = drowse[t] * rise(since[t], c(t))`` (``drowse``: the largest
+    score a sleeping pair of ``t`` had when last scored; ``since``: ``c(t)`` when the
+    first of them fell asleep). :meth:`guard` wakes ``t`` (re-scores its pairs)
+    once its cover reaches the heap's top. Covers are kept in a heap of
+    ``(-cover, t)``, stale once ``t``'s cover moved on.
+    """
+
+    __slots__ = ("asleep", "awake", "cover", "drowse", "rise", "since", "sleeper", "uni", "wakes")
+
+    def __init__(self, uni: list[int], rise: Callable[[int, int], float] | None) -> None:
+        self.awake: dict[int, set[int]] = {}
+        self.asleep: dict[int, set[int]] = {}
+        self.sleeper: dict[int, int] = {}  # pair -> the token it sleeps under
+        self.since: dict[int, int] = {}
+        self.drowse: dict[int, float] = {}
+        self.cover: dict[int, float] = {}
+        self.wakes: list[tuple[float, int]] = []
+        self.uni = uni
+        self.rise = rise
+
+    def add(self, pairs: Iterable[int]) -> None:
+        """Index new pairs under both tokens. O(1) each."""
+        awake = self.awake
+        for pk in pairs:
+            for tok in (pk >> PAIR_SHIFT, pk & PAIR_MASK):
+                mine = awake.get(tok)
+                if mine is None:
+                    awake[tok] = {pk}
+                else:
+                    mine.add(pk)
+
+    def forget(self, pk: int) -> None:
+        """``pk`` can never be eligible again. O(1)."""
+        self.awake.get(pk >> PAIR_SHIFT, _EMPTY).discard(pk)
+        self.awake.get(pk & PAIR_MASK, _EMPTY).discard(pk)
+        owner = self.sleeper.pop(pk, None)
+        if owner is not None:
+            self.asleep[owner].discard(pk)
+
+    def sleep(self, tok: int, pairs: list[int], scores: list[float]) -> None:
+        """Put ``pairs`` (awake pairs of ``tok``, with their scores) to sleep under ``tok``."""
+        mine = self.asleep.get(tok)
+        if not mine:
+            mine = self.asleep[tok] = set()
+            self.since[tok] = self.uni[tok]
+            self.drowse[tok] = 0.0
+        awake = self.awake[tok]
+        for pk in pairs:
+            awake.discard(pk)
+            mine.add(pk)
+            self.sleeper[pk] = tok
+        self.drowse[tok] = max(self.drowse[tok], *scores)
+
+    def raise_cover(self, tok: int, score: float) -> None:
+        """A sleeping pair of ``tok`` was re-scored (through its other token) at ``score``."""
+        if score > self.drowse[tok]:
+            self.drowse[tok] = score
+            self.push_cover(tok)
+
+    def push_cover(self, tok: int) -> None:
+        """Record ``tok``'s cover after its count fell (if it has sleeping pairs)."""
+        if not self.asleep.get(tok):
+            return
+        assert self.rise is not None
+        now = self.uni[tok]
+        # (a token all merged away has no live pair left: wake its pairs to drop them)
+        cv = self.drowse[tok] * self.rise(self.since[tok], now) * _MARGIN if now else _INF
+        if cv > self.cover.get(tok, -1.0):
+            self.cover[tok] = cv
+            heappush(self.wakes, (-cv, tok))
+
+    def waking(self, stored: Any) -> list[int] | None:
+        """The pairs of a token whose cover reaches ``stored`` (None: the heap is empty),
+        woken (awake again); None if no cover does."""
+        wakes = self.wakes
+        while wakes:
+            neg, tok = wakes[0]
+            if self.cover.get(tok) != -neg:
+                heappop(wakes)  # stale
+                continue
+            if stored is not None and -neg < stored:
+                return None
+            heappop(wakes)
+            del self.cover[tok], self.since[tok], self.drowse[tok]
+            pairs = self.asleep.pop(tok)
+            awake = self.awake.setdefault(tok, set())
+            for pk in pairs:
+                del self.sleeper[pk]
+                awake.add(pk)
+            return list(pairs)
+        return None
+
+
+_EMPTY: set[int] = set()
+#: Covers are computed in floating point: a margin against rounding.
+_MARGIN = 1.0 + 1e-9
+_INF = float("inf")

@@ -92,7 +92,8 @@ def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int)
 
 def brute_force_counts(corpus: Any, vocab: Vocab) -> dict[int, int]:
     """Pair counts of the corpus encoded with the vocabulary's merges, recounted."""
-    from bpeds.testing.oracle import apply_merge, count_pairs
+    from bpeds.corpus import count_pairs
+    from bpeds.testing.oracle import apply_merge
 
     chunks = [list(c) for c in corpus._chunks]
     counts_of = getattr(corpus, "_counts", [1] * len(chunks))

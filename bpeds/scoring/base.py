@@ -198,6 +198,19 @@ class Score:
     #: after their merge; if False (the score falls or stays), none is.
     unigram_fall_raises: bool = True
 
+    def unigram_rise(self) -> Callable[[int, int], float] | None:
+        """(``PARTS``, scores > 0) How far a fall of one token's count can raise a score.
+
+        ``f(then, now) >= 1`` such that when one token's unigram count falls from
+        ``then`` to ``now``, and nothing else the score reads changes, a score ``s``
+        becomes at most ``s * f(then, now)`` (PMI: ``then / now``). With it the
+        driver can leave pairs far below the top unvisited by that token's merges
+        and wake them when the bound says they could matter. Only trusted with
+        ``count_fall_raises = False``. None (the default): every pair of a merged
+        token is re-scored.
+        """
+        return None
+
     def kernel(self) -> Callable[[int, int, int], Priority | None] | None:
         """The score as ``f(count, c(left), c(right))`` when it reads nothing else.
 
@@ -236,13 +249,14 @@ class Score:
 
 #: Declarations that stand in for the formula (or for its type): a subclass that
 #: overrides :meth:`Score.score` without declaring them again does not inherit them.
-_FORMULA = ("is_count", "integer", "numeric", "kernel")
+_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_rise")
 
 
 def declared(score: Score, name: str) -> Any:
     """A score's declaration ``name``, as the driver may rely on it.
 
-    ``is_count``, ``integer``, ``numeric`` and ``kernel`` describe the formula
+    ``is_count``, ``integer``, ``numeric``, ``kernel`` and ``unigram_rise`` (the
+    last two called: their results are returned) describe the formula
     itself, so they hold only if declared by the class that defines ``score``
     or a subclass of it; a subclass that overrides ``score`` gets the safe
     defaults (False, None) unless it declares them again. Other declarations
@@ -262,9 +276,12 @@ def declared(score: Score, name: str) -> Any:
             owner = next(c for c in mro if name in c.__dict__)
             formula = next(c for c in mro if "score" in c.__dict__)
             if not issubclass(owner, formula):
-                return None if name == "kernel" else False
+                return None if name in _METHODS else False
     value = getattr(score, name)
-    return value() if name == "kernel" else value
+    return value() if name in _METHODS else value
+
+
+_METHODS = ("kernel", "unigram_rise")
 
 
 class ScoreFunction(Score):

@@ -79,8 +79,6 @@ class _MinCount(Score):
         #: (a capability too: pairs below it are never eligible)
         self.min_count = min_count
 
-    numeric = True
-
     def options(self) -> dict[str, Any]:
         return {"min_count": self.min_count}
 
@@ -95,6 +93,7 @@ class PMI(_MinCount):
 
     name = "pmi"
     depends = Dependency.PARTS
+    numeric = True
     count_fall_raises = False  # grows with the count
     unigram_fall_raises = True  # c(t) is a divisor
 
@@ -103,6 +102,10 @@ class PMI(_MinCount):
             return None
         return count / (stats.unigram(left) * stats.unigram(right))
 
+    def unigram_rise(self) -> Callable[[int, int], float]:
+        """A fall of ``c(t)`` from ``then`` to ``now`` multiplies the score by ``then / now``."""
+        return _ratio
+
     def kernel(self) -> Callable[[int, int, int], Priority | None]:
         least = self.min_count
 
@@ -110,6 +113,10 @@ class PMI(_MinCount):
             return None if count < least else count / (c_left * c_right)
 
         return pmi
+
+
+def _ratio(then: int, now: int) -> float:
+    return then / now
 
 
 class WordPiece(PMI):
@@ -137,6 +144,7 @@ class LikelihoodGain(_MinCount):
 
     name = "likelihood_gain"
     depends = Dependency.GLOBAL
+    numeric = True
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
@@ -175,6 +183,7 @@ class NPMI(_MinCount):
 
     name = "npmi"
     depends = Dependency.GLOBAL
+    numeric = True
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:

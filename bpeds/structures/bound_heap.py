@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from heapq import heapify, heappop, heappush
-from math import frexp
+from math import frexp, ldexp
 from typing import Any
 
 from bpeds.errors import InvariantError
@@ -104,13 +104,17 @@ class BoundHeap:
     its exponent is below the last selected priority's minus ``gap``.
     ``source()``: every eligible key with its exact priority; when given, the
     heap rebuilds itself from it once it holds more than ``2 * live + slack``
-    entries (``live``: the size of the last build).
+    entries (``live``: the size of the last build). ``guard(stored)``: bounds held
+    outside the heap; called with the top's stored bound (None when nothing is
+    left) before the top is checked, it returns True when it pushed something
+    (the check then starts again).
     """
 
     __slots__ = (
         "_bounds",
         "_buckets",
         "_current",
+        "_guard",
         "_heap",
         "_limit",
         "_low",
@@ -135,10 +139,12 @@ class BoundHeap:
         source: Callable[[], Iterable[tuple[int, Any]]] | None = None,
         slack: int = 1024,
         track: bool = False,
+        guard: Callable[[Any], bool] | None = None,
     ) -> None:
         if not (isinstance(gap, int) and gap >= 0):
             raise ValueError(f"gap must be an int >= 0, got {gap!r}")
         self._current = current
+        self._guard = guard
         self._packed = integer and rank is None
         self._rank = rank
         self._park = park
@@ -190,21 +196,29 @@ class BoundHeap:
             # (a negative int parks by its magnitude: 2**e still bounds it, and a stored
             # top <= 0 lets every bucket in first)
             buckets = self._buckets
+            tracked = self._bounds is not None
             for key, p in items:
                 e = p.bit_length()
                 if e >= low:
                     heappush(heap, key - (p << KEY_BITS))
-                elif e in buckets:
+                elif e in buckets and not tracked:
                     buckets[e].append(key)
                 else:
                     self._park_key(key, e)
             return
         entry = self._entry
+        bounds = self._bounds
+        buckets = self._buckets
         for key, p in items:
-            if p > 0 and exponent(p) < low:
-                self._park_key(key, exponent(p))
-            else:
-                heappush(heap, entry(key, p))
+            if p > 0:
+                e = p.bit_length() if type(p) is int else frexp(p)[1]
+                if e < low:
+                    if bounds is None and e in buckets:
+                        buckets[e].append(key)
+                    else:
+                        self._park_key(key, e)
+                    continue
+            heappush(heap, entry(key, p))
 
     def raise_bounds(self, items: Iterable[tuple[int, Any]]) -> None:
         """Push each ``(key, priority)`` whose priority is above the key's stored bound.
@@ -227,7 +241,20 @@ class BoundHeap:
                 rises.append((key, p))
         self.extend(rises)
 
+    def bound_of(self, key: int) -> Any:
+        """The newest bound stored for ``key`` (``track=True``), or None. O(1)."""
+        return None if self._bounds is None else self._bounds.get(key)
+
+    @property
+    def bounds(self) -> dict[int, Any] | None:
+        """With ``track=True``, each key's newest bound (None otherwise). A caller that
+        compares with it before pushing a rise must record the rise here too."""
+        return self._bounds
+
     def _park_key(self, key: int, e: int) -> None:
+        if self._bounds is not None:
+            # The key's bound is now its bucket's: a rise that stays below it needs nothing.
+            self._bounds[key] = (1 << e) if self._packed else ldexp(1.0, e)
         bucket = self._buckets.get(e)
         if bucket is None:
             self._buckets[e] = [key]
@@ -264,6 +291,8 @@ class BoundHeap:
                 if self._buckets:
                     self._let_in()
                     continue
+                if self._guard is not None and self._guard(None):
+                    continue
                 return None
             top = heap[0]
             if packed:
@@ -275,6 +304,8 @@ class BoundHeap:
                 or (stored.bit_length() if packed else exponent(stored)) <= self._top_bucket
             ):
                 self._let_in()  # a parked key may reach the top's bound
+                continue
+            if self._guard is not None and self._guard(stored):
                 continue
             fresh = current(key)
             if fresh is None:
@@ -306,7 +337,8 @@ class BoundHeap:
         self._heap[:] = [entry(k, p) for k, p in live]
         heapify(self._heap)
         if self._bounds is not None:
-            self._bounds = dict(live)
+            self._bounds.clear()  # (in place: callers may hold it, see bounds)
+            self._bounds.update(live)
         self._buckets.clear()
         self._top_bucket = -(1 << 30)
         self._limit = 2 * len(self._heap) + self._slack
@@ -414,6 +446,10 @@ class MultisetBounds:
         for key, p in items:
             if p is not None:
                 self.push(key, p)
+
+    def bound_of(self, key: int) -> Any:
+        """The bound stored for ``key``, or None. O(1)."""
+        return self._ms.count(key) if key in self._ms else None
 
     def discard(self, key: int) -> None:
         """Forget ``key`` (it will never be eligible again). O(log n)."""
