@@ -288,7 +288,7 @@ class MergeDriver:
                 if dynamic:
                     p = fold(p, pos_lb.get(pk, 0), shift)
                 elif (
-                    0 < deep
+                    deep > 0
                     and p < deep
                     and pk not in sleeper
                     and pk >> PAIR_SHIFT != pk & PAIR_MASK
