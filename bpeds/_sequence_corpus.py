@@ -26,6 +26,8 @@ from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 
 __all__ = ["SequenceCorpus"]
 
+_NOTHING: dict[int, int] = {}  # (a marker: losses not listed)
+
 
 class SequenceCorpus:
     """Sequence mode: every chunk in order, as one linked sequence of tokens.
@@ -223,18 +225,27 @@ class _ArraySequenceRun:
             count += 1
         out.sites += count
         born = out.born
-        lost: dict[int, int] = {}
+        counts = out.counts
+        lost: dict[int, int] = {} if counts is None or out.lost is not None else _NOTHING
         hi, lo = new << PAIR_SHIFT, b << PAIR_SHIFT
         for v, lst in rights.items():
-            born[hi | v] = lost[lo | v] = len(lst)
+            w = born[hi | v] = len(lst)
+            if counts is not None:
+                _take(counts, lo | v, w)
+            if lost is not _NOTHING:
+                lost[lo | v] = w
         for v, lst in lefts.items():
             vs = v << PAIR_SHIFT
-            born[vs | new] = len(lst)
+            w = born[vs | new] = len(lst)
             if v == new:  # (new, a) of an adjacent site, made above: never in the table
-                _take(born, hi | a, len(lst))
-            else:
-                lost[vs | a] = lost.get(vs | a, 0) + len(lst)
-        _lose(out, lost)
+                _take(born, hi | a, w)
+                continue
+            if counts is not None:
+                _take(counts, vs | a, w)
+            if lost is not _NOTHING:
+                lost[vs | a] = lost.get(vs | a, 0) + w
+        if lost is not _NOTHING:
+            _lose(out, lost, applied=counts is not None)
         if new in lefts:
             # Adjacent sites: keep in the index only the (new, a) whose right token is a.
             rights[a] = [x for x in rights[a] if vals[nxt[x]] == a]

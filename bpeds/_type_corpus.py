@@ -273,9 +273,10 @@ def _take(table: dict[int, int], key: int, weight: int) -> None:
         del table[key]
 
 
-def _lose(out: MergeDeltas, lost: dict[int, int]) -> None:
-    """Report old pairs' losses (see :class:`MergeDeltas`). O(len(lost))."""
-    if out.counts is not None:
+def _lose(out: MergeDeltas, lost: dict[int, int], *, applied: bool = False) -> None:
+    """Report old pairs' losses (see :class:`MergeDeltas`); ``applied``: already
+    subtracted from ``out.counts``. O(len(lost))."""
+    if out.counts is not None and not applied:
         for key, w in lost.items():
             _take(out.counts, key, w)
     if out.lost is not None:

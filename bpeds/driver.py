@@ -247,13 +247,23 @@ class MergeDriver:
         # Only new pairs can have risen: push them, nothing to compare with.
         born_only = not (rescore_fell or rescore_parts or want_groups)
         born_only = born_only and depends is not Dependency.GLOBAL
-        plain = born_only and is_count and not dynamic and max_len is None
+        counted = born_only and is_count and max_len is None
+        plain = counted and not dynamic
 
         if plain:
 
             def current(k: int) -> Any:  # the same, for a count without a tie to fold
                 c = counts_get(k, 0)
                 return c if c >= min_count else None
+
+        elif counted:
+            first_position = run.first_position
+
+            def current(k: int) -> Any:  # the same, for a count with a tie to fold
+                c = counts_get(k, 0)
+                if c < min_count:
+                    return None
+                return fold(c, first_position(k) or 0, shift)
 
         # -- the selection structure ---------------------------------------------
         score.begin_step(stats)
@@ -362,7 +372,8 @@ class MergeDriver:
             left, right = k >> PAIR_SHIFT, k & PAIR_MASK
             new = vocab.add(left, right)
             count = counts[k]
-            record = MergeRecord((left, right), new, count, tie.unfold(priority, shift))
+            chosen = count if is_count else tie.unfold(priority, shift)
+            record = MergeRecord((left, right), new, count, chosen)
 
             # 2. merge, and apply the count changes (right side first: see MergeDeltas)
             out = MergeDeltas(num_groups, positions=dynamic, counts=counts, lost=watch)
@@ -435,6 +446,16 @@ class MergeDriver:
                         born.items()
                         if min_count <= 1
                         else [x for x in born.items() if x[1] >= min_count]
+                    )
+                elif counted:  # a count with a tie to fold (leftmost)
+                    select.extend(
+                        tie.fold_many(
+                            born.items()
+                            if min_count <= 1
+                            else [x for x in born.items() if x[1] >= min_count],
+                            pos_lb,
+                            shift,
+                        )
                     )
                 else:
                     select.extend(

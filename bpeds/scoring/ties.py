@@ -17,7 +17,7 @@ A tie rule is part of a run's recorded options, so a run can be reproduced.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import total_ordering
 from typing import Any
 
@@ -56,6 +56,14 @@ class TieRule:
         """The score back from :meth:`fold`'s result."""
         return folded
 
+    def fold_many(
+        self, items: Iterable[tuple[int, Any]], positions: Mapping[int, int], shift: int
+    ) -> list[tuple[int, Any]]:
+        """:meth:`fold` over ``(pair, score)`` items, with each pair's position from
+        ``positions`` (0 if absent: a lower bound); one call for a merge's new pairs."""
+        get = positions.get
+        return [(k, self.fold(s, get(k, 0), shift)) for k, s in items]
+
     def describe(self) -> dict[str, Any]:
         """What a saved model records of this rule."""
         return {"name": self.name}
@@ -87,6 +95,14 @@ class Leftmost(TieRule):
         if type(priority) is int:
             return (priority << shift) - position
         return (priority, -position)
+
+    def fold_many(
+        self, items: Iterable[tuple[int, Any]], positions: Mapping[int, int], shift: int
+    ) -> list[tuple[int, Any]]:
+        get = positions.get
+        return [
+            (k, (s << shift) - get(k, 0) if type(s) is int else (s, -get(k, 0))) for k, s in items
+        ]
 
     def unfold(self, folded: Any, shift: int) -> Any:
         """>>> Leftmost().unfold(763, 8), Leftmost().unfold((0.5, -5), 8)

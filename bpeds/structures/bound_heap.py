@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from heapq import heapify, heappop, heappush
-from math import frexp, ldexp
+from math import frexp, ldexp, nextafter
 from typing import Any
 
 from bpeds.errors import InvariantError
@@ -124,6 +124,7 @@ class BoundHeap:
         "_slack",
         "_source",
         "_top_bucket",
+        "_top_bucket_popped",
         "gap",
     )
 
@@ -154,6 +155,7 @@ class BoundHeap:
         #: buckets[e]: parked keys whose bound is below 2**e.
         self._buckets: dict[int, list[int]] = {}
         self._top_bucket = -(1 << 30)  # no bucket
+        self._top_bucket_popped = 0
         #: Bounds with an exponent below this are parked (none until something is selected).
         self._low = -(1 << 30)
         #: With ``track``: each key's newest stored bound (for :meth:`raise_bounds`).
@@ -253,8 +255,9 @@ class BoundHeap:
 
     def _park_key(self, key: int, e: int) -> None:
         if self._bounds is not None:
-            # The key's bound is now its bucket's: a rise that stays below it needs nothing.
-            self._bounds[key] = (1 << e) if self._packed else ldexp(1.0, e)
+            # The key's bound is now its bucket's, the largest value below 2**e: a rise
+            # that stays below it needs nothing (a rise to 2**e itself is pushed).
+            self._bounds[key] = (1 << e) - 1 if self._packed else nextafter(ldexp(1.0, e), 0.0)
         bucket = self._buckets.get(e)
         if bucket is None:
             self._buckets[e] = [key]
@@ -266,14 +269,28 @@ class BoundHeap:
     def _let_in(self) -> None:
         """Push the top bucket's keys at their exact priorities."""
         keys = self._buckets.pop(self._top_bucket)
+        self._top_bucket_popped = self._top_bucket
         self._top_bucket = max(self._buckets, default=-(1 << 30))
         current, entry, heap, bounds = self._current, self._entry, self._heap, self._bounds
+        e = self._top_bucket_popped
+        cap = (1 << e) - 1 if self._packed else nextafter(ldexp(1.0, e), 0.0)
         for key in keys:
             p = current(key)
-            if p is not None:
-                heappush(heap, entry(key, p))
+            if p is None:
                 if bounds is not None:
-                    bounds[key] = p
+                    bounds.pop(key, None)
+                continue
+            if bounds is not None:
+                # Tracked: the newest bound must cover p (a rise not pushed otherwise).
+                was = bounds.get(key)
+                if was is not None and p > was:
+                    raise BoundError(key, was, p)
+                bounds[key] = p
+            elif p > cap:
+                # Untracked, a higher entry of the key's may cover p; if none does, the
+                # capped entry surfaces with p above it and pop() reports the rise.
+                p = cap
+            heappush(heap, entry(key, p))
 
     # -- selecting -----------------------------------------------------------
 
