@@ -280,16 +280,13 @@ class BoundHeap:
                 if bounds is not None:
                     bounds.pop(key, None)
                 continue
-            if bounds is not None:
-                # Tracked: the newest bound must cover p (a rise not pushed otherwise).
-                was = bounds.get(key)
-                if was is not None and p > was:
-                    raise BoundError(key, was, p)
-                bounds[key] = p
-            elif p > cap:
-                # Untracked, a higher entry of the key's may cover p; if none does, the
-                # capped entry surfaces with p above it and pop() reports the rise.
+            if p > cap:
+                # Above the bucket's bound: a higher entry of the key's, or a bound held
+                # outside (guard), may cover p. The capped entry keeps the bucket's
+                # promise; if nothing covers p it surfaces below p and pop() reports it.
                 p = cap
+            if bounds is not None:
+                bounds[key] = p
             heappush(heap, entry(key, p))
 
     # -- selecting -----------------------------------------------------------
