@@ -11,6 +11,7 @@ See ``docs/testing.md``.
 
 from __future__ import annotations
 
+from bpeds.testing.bound_heap import BoundModel, BoundSetup, bound_heap_machine, bound_priorities
 from bpeds.testing.lazy_index import LazyIndexModel, lazy_index_machine
 from bpeds.testing.lists import (
     IndexedListModel,
@@ -26,11 +27,15 @@ from bpeds.testing.multisets import MultisetModel, multiset_machine, priorities,
 from bpeds.testing.oracle import apply_merge, brute_force_merges
 
 __all__ = [
+    "BoundModel",
+    "BoundSetup",
     "IndexedListModel",
     "LazyIndexModel",
     "LeapModel",
     "MultisetModel",
     "apply_merge",
+    "bound_heap_machine",
+    "bound_priorities",
     "brute_force_merges",
     "indexed_list_machine",
     "lazy_index_machine",
