@@ -1,4 +1,4 @@
-"""Benchmark the Multiset implementations on a BPE-shaped workload.
+"""Benchmark the Multiset implementations and the lazy selection structures, BPE-shaped.
 
 Usage::
 
@@ -26,6 +26,22 @@ size: below 1 beats every baseline. The operation counters (sifts, stale
 entries skipped, rebuilds, flushes/applied/netted) come from the last run
 and do not depend on the machine. CounterMultiset (a linear scan per top)
 only runs up to ``--counter-max`` keys.
+
+A second workload, ``selection``, times the merge driver's *lazy selection*
+structures, whose interface differs: they hold upper bounds and ask a
+``current(key)`` callback (here ``truth.get`` over a dict of exact priorities)
+for the top's exact priority. Same keys and initial counts; each round pops
+the best key (it leaves), then applies one merge's changes, netted per key:
+*falls* of the neighbour pairs (by one per occurrence; at 0 the key dies),
+which the bound structures are **not** told; *births* of the new pairs and a
+few *rises* of existing keys (one per ``--rise-every`` occurrences, by 1..8),
+which they are told in one ``extend`` call. Structures: ``BoundHeap`` (parked,
+the driver's default, and ``park=False``; both with a rebuild ``source``),
+``MultisetBounds(HeapyKiYay)``, and two baselines told of *every* change:
+``heapq-lazy`` (a C heapq of ``(-priority, key)``, a push per change, stale
+entries skipped at the top) and ``HeapyKiYay-exact`` (``update``/``discard``
+per change). Every structure must pop exactly the expected ``(key,
+priority)`` sequence. ``ratio`` is the replay time over ``heapq-lazy``.
 """
 
 from __future__ import annotations
@@ -38,12 +54,14 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from bpeds.structures.baselines import CounterMultiset, HeapqMultiset, SortedMultiset
 from bpeds.structures.batched import Batched
+from bpeds.structures.bound_heap import BoundHeap, MultisetBounds
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 
@@ -193,6 +211,248 @@ def measure(name: str, work: Workload, repeat: int) -> Result:
     )
 
 
+# -- the selection workload -------------------------------------------------------------------
+
+Change = tuple[int, int | None]  # (key, new priority); None: the key died
+
+
+@dataclass
+class Selection:
+    """One size's initial counts, its rounds (falls, rises) and the pops they must give."""
+
+    n: int
+    initial: dict[int, int]
+    rounds: list[tuple[list[Change], list[tuple[int, int]]]]
+    expected: list[tuple[int, int]]
+    falls: int = 0
+    deaths: int = 0
+    rises: int = 0
+
+
+def make_selection(
+    n: int, rounds: int, *, max_occurrences: int, rise_every: int, seed: int
+) -> Selection:
+    """Generate the selection workload for ``n`` keys, simulated exactly on a HeapyKiYay."""
+    rng = random.Random(seed * 1_000_003 + n + 1)
+    keys = list(range(n))
+    rng.shuffle(keys)
+    initial = {key: max(1, n // (rank + 1)) for rank, key in enumerate(keys)}
+    truth = dict(initial)
+    sim: HeapyKiYay[int, int] = HeapyKiYay(initial)
+    work = Selection(n, initial, [], [])
+    next_key = n
+    pool: list[int] = []
+    for r in range(rounds):
+        if not sim:
+            break
+        key, count = sim.pop()
+        del truth[key]
+        work.expected.append((key, count))
+        if r % 4 == 0:
+            pool = [k for k, _ in sim.most_common(256)]
+        live_pool = [k for k in pool if k in truth]
+        neighbours = rng.sample(live_pool, min(6, len(live_pool)))
+        delta: dict[int, int] = {}  # existing keys: net change this round
+        born: dict[int, int] = {}  # new keys: their count
+        new_keys: dict[tuple[int, int], int] = {}
+        for occ in range(min(count, max_occurrences)):
+            if not neighbours:
+                break
+            left = neighbours[min(int(rng.paretovariate(1.2)) - 1, len(neighbours) - 1)]
+            right = rng.choice(neighbours)
+            for side, nb in ((0, left), (1, right)):
+                if truth[nb] + delta.get(nb, 0) > 0:
+                    delta[nb] = delta.get(nb, 0) - 1
+                nk = new_keys.get((side, nb))
+                if nk is None:
+                    nk = new_keys[(side, nb)] = next_key
+                    next_key += 1
+                born[nk] = born.get(nk, 0) + 1
+            if rise_every and occ % rise_every == rise_every - 1:
+                up = keys[min(int(rng.paretovariate(0.8)), n - 1)]  # mostly low-count keys
+                if up in truth:
+                    delta[up] = delta.get(up, 0) + rng.randint(1, 8)
+        falls: list[Change] = []
+        rises: list[tuple[int, int]] = []
+        for k, d in delta.items():
+            v = truth[k] + d
+            if v <= 0:
+                falls.append((k, None))
+                del truth[k]
+                sim.discard(k)
+                work.deaths += 1
+            else:
+                (rises if d > 0 else falls).append((k, v))
+                truth[k] = v
+                sim.update(k, v)
+                if d < 0:
+                    work.falls += 1
+        for k, v in born.items():
+            rises.append((k, v))
+            truth[k] = v
+            sim.update(k, v)
+        work.rises += len(rises)
+        work.rounds.append((falls, rises))
+    return work
+
+
+class _Bounds:
+    """A bound structure: told of rises only (one ``extend``), falls left to ``current``."""
+
+    def __init__(self, select: Any) -> None:
+        self.select = select
+        self.pop = select.pop
+
+    def changed(self, falls: list[Change], rises: list[tuple[int, int]]) -> None:
+        self.select.extend(rises)
+
+    def counters(self) -> str:
+        parked = getattr(self.select, "parked", None)
+        extra = f" parked={parked()}" if parked is not None else ""
+        return f"entries={len(self.select)}{extra}"
+
+
+class _HeapqLazy:
+    """The baseline: a C heapq of ``(-priority, key)``, a push per change, stale entries
+    (priority no longer the key's) skipped at the top."""
+
+    def __init__(self, truth: dict[int, int]) -> None:
+        self.truth = truth
+        self.heap = [(-p, k) for k, p in truth.items()]
+        heapify(self.heap)
+        self.stale = 0
+
+    def pop(self) -> tuple[int, int] | None:
+        heap, get = self.heap, self.truth.get
+        while heap:
+            neg, k = heappop(heap)
+            if get(k) == -neg:
+                return k, -neg
+            self.stale += 1
+        return None
+
+    def changed(self, falls: list[Change], rises: list[tuple[int, int]]) -> None:
+        heap = self.heap
+        for k, v in falls:
+            if v is not None:
+                heappush(heap, (-v, k))
+        for k, v in rises:
+            heappush(heap, (-v, k))
+
+    def counters(self) -> str:
+        return f"entries={len(self.heap)} stale_skipped={self.stale}"
+
+
+class _Exact:
+    """The baseline: a HeapyKiYay holding exact priorities, updated on every change."""
+
+    def __init__(self, truth: dict[int, int]) -> None:
+        self.ms: HeapyKiYay[int, int] = HeapyKiYay(truth)
+
+    def pop(self) -> tuple[int, int] | None:
+        return self.ms.pop() if self.ms else None
+
+    def changed(self, falls: list[Change], rises: list[tuple[int, int]]) -> None:
+        update, discard = self.ms.update, self.ms.discard
+        for k, v in falls:
+            if v is None:
+                discard(k)
+            else:
+                update(k, v)
+        for k, v in rises:
+            update(k, v)
+
+    def counters(self) -> str:
+        return f"entries={len(self.ms)} sifts={self.ms.sifts}"
+
+
+def _source(truth: dict[int, int]) -> Callable[[], Iterable[tuple[int, int]]]:
+    return lambda: truth.items()
+
+
+SELECTORS: dict[str, Callable[[dict[int, int]], Any]] = {
+    "BoundHeap": lambda t: _Bounds(BoundHeap(t.get, t.items(), source=_source(t))),
+    "BoundHeap(park=False)": lambda t: _Bounds(
+        BoundHeap(t.get, t.items(), park=False, source=_source(t))
+    ),
+    "MultisetBounds(HeapyKiYay)": lambda t: _Bounds(MultisetBounds(HeapyKiYay(), t.get, t.items())),
+    "heapq-lazy": _HeapqLazy,
+    "HeapyKiYay-exact": _Exact,
+}
+SELECTION_BASELINE = "heapq-lazy"
+
+
+def replay_selection(sel: Any, truth: dict[int, int], work: Selection) -> list[tuple[int, int]]:
+    """Run the rounds on ``sel`` (built over ``truth``); return the pops."""
+    pop = sel.pop
+    changed = sel.changed
+    popped: list[tuple[int, int]] = []
+    push = popped.append
+    for falls, rises in work.rounds:
+        best = pop()
+        if best is None:
+            break
+        push(best)
+        del truth[best[0]]
+        for k, v in falls:
+            if v is None:
+                del truth[k]
+            else:
+                truth[k] = v
+        for k, v in rises:
+            truth[k] = v
+        changed(falls, rises)
+    return popped
+
+
+def measure_selection(name: str, work: Selection, repeat: int) -> Result:
+    """Median build and replay times of one selection structure on one workload."""
+    factory = SELECTORS[name]
+    builds: list[float] = []
+    runs: list[float] = []
+    last: Any = None
+    for _ in range(repeat):
+        truth = dict(work.initial)
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            sel = factory(truth)
+            t1 = time.perf_counter()
+            popped = replay_selection(sel, truth, work)
+            t2 = time.perf_counter()
+        finally:
+            gc.enable()
+        if popped != work.expected:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(popped, work.expected, strict=False)) if a != b),
+                min(len(popped), len(work.expected)),
+            )
+            raise RuntimeError(f"{name} popped a different key at round {first}: not exact")
+        builds.append(t1 - t0)
+        runs.append(t2 - t1)
+        last = sel
+    return Result(
+        work.n,
+        name,
+        statistics.median(builds),
+        statistics.median(runs),
+        last.counters(),
+        runs=runs,
+    )
+
+
+def _print_table(results: list[Result], versus: str) -> None:
+    print(f"| n | structure | build ms | run ms | vs {versus} | counters |")
+    print("|---:|---|---:|---:|---:|---|")
+    for r in results:
+        ratio = "n/a" if math.isnan(r.ratio) else f"{r.ratio:.2f}x"
+        print(
+            f"| {r.n} | {r.name} | {r.build_s * 1e3:.1f} | {r.run_s * 1e3:.1f} "
+            f"| {ratio} | {r.counters} |"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
@@ -201,7 +461,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-occurrences", type=int, default=64)
     parser.add_argument("--top-every", type=int, default=128, help="updates between top()s")
     parser.add_argument("--counter-max", type=int, default=10_000)
-    parser.add_argument("--only", nargs="+", choices=list(IMPLEMENTATIONS), default=None)
+    parser.add_argument(
+        "--workloads",
+        nargs="+",
+        choices=["multiset", "selection"],
+        default=["multiset", "selection"],
+        help="the Multiset workload, the lazy-selection workload, or both",
+    )
+    parser.add_argument(
+        "--rise-every",
+        type=int,
+        default=8,
+        help="selection: one rise of an existing key per this many occurrences (0: none)",
+    )
+    parser.add_argument("--only", nargs="+", choices=[*IMPLEMENTATIONS, *SELECTORS], default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", metavar="OUT", default=None, help="also write the rows as CSV")
     args = parser.parse_args(argv)
@@ -209,57 +482,84 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--repeat must be >= 1 and every size >= 4")
 
     results: list[Result] = []
+    selection: list[Result] = []
     for n in args.sizes:
         rounds = min(args.rounds, n // 4)
-        work = make_workload(
-            n,
-            rounds,
-            max_occurrences=args.max_occurrences,
-            top_every=args.top_every,
-            seed=args.seed,
-        )
-        print(
-            f"n={n}: {len(work.rounds)} rounds, {work.updates} updates, {work.tops} tops",
-            file=sys.stderr,
-        )
-        names = args.only or list(IMPLEMENTATIONS)
-        row: list[Result] = []
-        for name in names:
-            if name == "CounterMultiset" and n > args.counter_max:
-                continue
-            row.append(measure(name, work, args.repeat))
-            print(f"  {name}: {row[-1].run_s * 1e3:.1f} ms", file=sys.stderr)
-        base = [r.run_s for r in row if r.name in BASELINES]
-        if base:
-            for r in row:
-                r.ratio = r.run_s / min(base)
-        results.extend(row)
+        if "multiset" in args.workloads:
+            results.extend(_multiset_row(n, rounds, args))
+        if "selection" in args.workloads:
+            selection.extend(_selection_row(n, rounds, args))
 
-    print("| n | structure | build ms | run ms | vs best baseline | counters |")
-    print("|---:|---|---:|---:|---:|---|")
-    for r in results:
-        ratio = "n/a" if math.isnan(r.ratio) else f"{r.ratio:.2f}x"
-        print(
-            f"| {r.n} | {r.name} | {r.build_s * 1e3:.1f} | {r.run_s * 1e3:.1f} "
-            f"| {ratio} | {r.counters} |"
-        )
+    if results:
+        _print_table(results, "best baseline")
+    if selection:
+        if results:
+            print()
+        _print_table(selection, SELECTION_BASELINE)
     if args.csv:
         with open(args.csv, "w", newline="") as out:
             writer = csv.writer(out)
-            writer.writerow(["n", "structure", "build_s", "run_s", "ratio", "runs", "counters"])
-            for r in results:
-                writer.writerow(
-                    [
-                        r.n,
-                        r.name,
-                        f"{r.build_s:.6f}",
-                        f"{r.run_s:.6f}",
-                        f"{r.ratio:.4f}",
-                        " ".join(f"{t:.6f}" for t in r.runs),
-                        r.counters,
-                    ]
-                )
+            writer.writerow(
+                ["n", "structure", "build_s", "run_s", "ratio", "runs", "counters", "workload"]
+            )
+            for workload, rows in (("multiset", results), ("selection", selection)):
+                for r in rows:
+                    writer.writerow(
+                        [
+                            r.n,
+                            r.name,
+                            f"{r.build_s:.6f}",
+                            f"{r.run_s:.6f}",
+                            f"{r.ratio:.4f}",
+                            " ".join(f"{t:.6f}" for t in r.runs),
+                            r.counters,
+                            workload,
+                        ]
+                    )
     return 0
+
+
+def _multiset_row(n: int, rounds: int, args: argparse.Namespace) -> list[Result]:
+    work = make_workload(
+        n, rounds, max_occurrences=args.max_occurrences, top_every=args.top_every, seed=args.seed
+    )
+    print(
+        f"n={n}: {len(work.rounds)} rounds, {work.updates} updates, {work.tops} tops",
+        file=sys.stderr,
+    )
+    names = [m for m in args.only or IMPLEMENTATIONS if m in IMPLEMENTATIONS]
+    row: list[Result] = []
+    for name in names:
+        if name == "CounterMultiset" and n > args.counter_max:
+            continue
+        row.append(measure(name, work, args.repeat))
+        print(f"  {name}: {row[-1].run_s * 1e3:.1f} ms", file=sys.stderr)
+    base = [r.run_s for r in row if r.name in BASELINES]
+    if base:
+        for r in row:
+            r.ratio = r.run_s / min(base)
+    return row
+
+
+def _selection_row(n: int, rounds: int, args: argparse.Namespace) -> list[Result]:
+    work = make_selection(
+        n, rounds, max_occurrences=args.max_occurrences, rise_every=args.rise_every, seed=args.seed
+    )
+    print(
+        f"n={n} (selection): {len(work.rounds)} pops, {work.falls} falls and {work.deaths} "
+        f"deaths (not told), {work.rises} rises (told)",
+        file=sys.stderr,
+    )
+    names = [m for m in args.only or SELECTORS if m in SELECTORS]
+    row = []
+    for name in names:
+        row.append(measure_selection(name, work, args.repeat))
+        print(f"  {name}: {row[-1].run_s * 1e3:.1f} ms", file=sys.stderr)
+    base = [r.run_s for r in row if r.name == SELECTION_BASELINE]
+    if base:
+        for r in row:
+            r.ratio = r.run_s / base[0]
+    return row
 
 
 if __name__ == "__main__":
