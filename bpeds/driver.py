@@ -129,7 +129,7 @@ class MergeDriver:
         #: (True), or only when it surfaces at the top (False). Both are exact; a speed
         #: knob. (The default BoundHeap drops dead pairs when they surface.)
         self.drop_dead = True
-        #: Scores that declare ``unigram_rise``: a pair scoring below this fraction of
+        #: Scores that declare ``unigram_bound``: a pair scoring below this fraction of
         #: the last merge's score is put to sleep under one of its tokens (see
         #: ``_TokenPairs``); 0 never. Exact for any value >= 0; a speed knob (1/16
         #: measured best of 1/64, 1/16, 1/4 for PMI on en13).
@@ -201,7 +201,8 @@ class MergeDriver:
         # -- the priority of a pair, from what the score declares -----------------
         min_count = max(self.min_count, score.min_count)
         max_len, length = self.max_token_length, vocab.length
-        is_count, kernel, raw = declared(score, "is_count"), declared(score, "kernel"), score.score
+        is_count, raw = declared(score, "is_count"), score.score
+        kernel = declared(score, "kernel") if want_parts else None
         integer, numeric = declared(score, "integer"), declared(score, "numeric")
         dynamic = tie.dynamic
         shift = run.position_limit.bit_length() + 1
@@ -217,8 +218,8 @@ class MergeDriver:
                 return None
             if is_count:
                 return c
-            if kernel is not None:
-                return kernel(c, uni[left], uni[right]) if want_parts else kernel(c, left, right)
+            if kernel is not None and left != right:
+                return kernel(c, uni[left], uni[right], now.tokens)
             return raw(c, left, right, stats)
 
         def bound(k: int, c: int) -> Any:
@@ -271,7 +272,7 @@ class MergeDriver:
         select: BoundHeap | MultisetBounds
         on_heap = self.multiset is None and (integer or (numeric and not dynamic))
         # PARTS scores: each token's pairs; with a declared rise, far ones asleep.
-        rise = declared(score, "unigram_rise") if on_heap and not rescore_fell else None
+        rise = declared(score, "unigram_bound") if on_heap else None
         pairs_of = _TokenPairs(uni, rise) if rescore_parts else None
         sleep_below = self.sleep_below if rise is not None else 0.0
 
@@ -281,14 +282,12 @@ class MergeDriver:
             gone: list[int] = []
             low: list[int] = []
             rises: list[tuple[int, Any]] = []
+            n_tokens = now.tokens
             for pk in pairs:
                 c = counts_get(pk, 0)
-                if inline:  # (the kernel, without value()'s general checks)
-                    p = (
-                        kernel(c, uni[pk >> PAIR_SHIFT], uni[pk & PAIR_MASK])
-                        if c >= min_count
-                        else None
-                    )
+                left_, right_ = pk >> PAIR_SHIFT, pk & PAIR_MASK
+                if inline and left_ != right_ and kernel is not None:  # (no value() checks)
+                    p = kernel(c, uni[left_], uni[right_], n_tokens) if c >= min_count else None
                 else:
                     p = value(pk, c)
                 if p is None:
@@ -297,12 +296,7 @@ class MergeDriver:
                     continue
                 if dynamic:
                     p = fold(p, pos_lb.get(pk, 0), shift)
-                elif (
-                    deep > 0
-                    and p < deep
-                    and pk not in sleeper
-                    and pk >> PAIR_SHIFT != pk & PAIR_MASK
-                ):
+                elif deep > 0 and p < deep and pk not in sleeper and left_ != right_:
                     low.append(pk)  # ((t, t) has c(t) twice: it never sleeps)
                 was = bounds_get(pk)
                 if was is None or was < p:
@@ -318,7 +312,7 @@ class MergeDriver:
                 for pk, _ in rises:
                     owner = sleeper.get(pk)
                     if owner is not None:
-                        pairs_of.raise_cover(owner, bounds_get(pk) or 0.0)
+                        pairs_of.raise_cover(owner, bounds_get(pk) or 0.0, counts_get(pk, 0))
             return gone, low
 
         def guard(stored: Any) -> bool:
@@ -350,7 +344,7 @@ class MergeDriver:
             )
         bounds = select.bounds if isinstance(select, BoundHeap) else None
         bounds_get = bounds.get if bounds is not None else select.bound_of
-        inline = kernel is not None and want_parts and not dynamic and max_len is None
+        inline = kernel is not None and not dynamic and max_len is None
         sleeper = pairs_of.sleeper if pairs_of is not None else {}
         if pairs_of is not None:  # (a pair below min_count never reaches it again)
             pairs_of.add(k for k, c in counts.items() if c >= min_count)
@@ -428,7 +422,7 @@ class MergeDriver:
                         del gcounts[pk]
                 for g, v in enumerate(out.group_sites):
                     gtokens[g] -= v
-            if depends is Dependency.GLOBAL:
+            if want_parts:
                 # born and lost move counts between pairs: only the others change the sum.
                 now = Totals(
                     before.tokens - out.sites,
@@ -478,7 +472,12 @@ class MergeDriver:
                             for pk in never:
                                 pairs_of.forget(pk)
                             if low:
-                                pairs_of.sleep(tok, low, [bounds_get(pk) or 0.0 for pk in low])
+                                pairs_of.sleep(
+                                    tok,
+                                    low,
+                                    max(bounds_get(pk) or 0.0 for pk in low),
+                                    max(counts_get(pk, 0) for pk in low),
+                                )
                         if rise is not None:
                             pairs_of.push_cover(tok)
                 again = set(born)
@@ -547,30 +546,44 @@ class _TokenPairs:
     """Each token's live pairs, for scores re-scored when a token's count falls (PARTS).
 
     ``awake[t]``: the pairs of ``t`` a fall of ``t``'s count re-scores. With a
-    declared :meth:`~bpeds.scoring.base.Score.unigram_rise`, a pair scoring far
+    declared :meth:`~bpeds.scoring.base.Score.unigram_bound`, a pair scoring far
     below the top (under ``deep``) is put to sleep under one of its tokens ``t``
     (never a pair ``(t, t)``): falls of ``t`` stop re-scoring it (its other
-    token's still do). Its score can since have grown only through ``t``'s
-    count, by at most ``rise(since[t], c(t))``, so every sleeping pair of ``t`` is
-    below ``cover[t] = drowse[t] * rise(since[t], c(t))`` (``drowse``: the largest
-    score a sleeping pair of ``t`` had when last scored; ``since``: ``c(t)`` when the
-    first of them fell asleep). :meth:`guard` wakes ``t`` (re-scores its pairs)
-    once its cover reaches the heap's top. Covers are kept in a heap of
-    ``(-cover, t)``, stale once ``t``'s cover moved on.
+    token's, and falls of its own count, still do). Between re-scores only ``c(t)``
+    moves it, so every sleeping pair of ``t`` is below ``cover[t] =
+    bound(drowse[t], most[t], since[t], c(t))``: ``drowse``, the largest bound
+    recorded for a sleeping pair of ``t``; ``most``, the largest count one had;
+    ``since``, ``c(t)`` when the first of them fell asleep. :meth:`waking` wakes
+    ``t`` (its pairs are re-scored) once its cover reaches the heap's top. Covers
+    are kept in a heap of ``(-cover, t)``, stale once ``t``'s cover moved on.
     """
 
-    __slots__ = ("asleep", "awake", "cover", "drowse", "rise", "since", "sleeper", "uni", "wakes")
+    __slots__ = (
+        "asleep",
+        "awake",
+        "bound",
+        "cover",
+        "drowse",
+        "most",
+        "since",
+        "sleeper",
+        "uni",
+        "wakes",
+    )
 
-    def __init__(self, uni: list[int], rise: Callable[[int, int], float] | None) -> None:
+    def __init__(
+        self, uni: list[int], bound: Callable[[float, int, int, int], float] | None
+    ) -> None:
         self.awake: dict[int, set[int]] = {}
         self.asleep: dict[int, set[int]] = {}
         self.sleeper: dict[int, int] = {}  # pair -> the token it sleeps under
         self.since: dict[int, int] = {}
         self.drowse: dict[int, float] = {}
+        self.most: dict[int, int] = {}
         self.cover: dict[int, float] = {}
         self.wakes: list[tuple[float, int]] = []
         self.uni = uni
-        self.rise = rise
+        self.bound = bound
 
     def add(self, pairs: Iterable[int]) -> None:
         """Index new pairs under both tokens. O(1) each."""
@@ -591,35 +604,45 @@ class _TokenPairs:
         if owner is not None:
             self.asleep[owner].discard(pk)
 
-    def sleep(self, tok: int, pairs: list[int], scores: list[float]) -> None:
-        """Put ``pairs`` (awake pairs of ``tok``, with their scores) to sleep under ``tok``."""
+    def sleep(self, tok: int, pairs: list[int], bound: float, count: int) -> None:
+        """Put ``pairs`` (awake pairs of ``tok``; bounds up to ``bound``, counts up to
+        ``count``) to sleep under ``tok``."""
         mine = self.asleep.get(tok)
         if not mine:
             mine = self.asleep[tok] = set()
             self.since[tok] = self.uni[tok]
-            self.drowse[tok] = 0.0
+            self.drowse[tok] = bound
+            self.most[tok] = count
+        else:
+            self.drowse[tok] = max(self.drowse[tok], bound)
+            self.most[tok] = max(self.most[tok], count)
         awake = self.awake[tok]
         for pk in pairs:
             awake.discard(pk)
             mine.add(pk)
             self.sleeper[pk] = tok
-        self.drowse[tok] = max(self.drowse[tok], *scores)
 
-    def raise_cover(self, tok: int, score: float) -> None:
-        """A sleeping pair of ``tok`` was re-scored (through its other token) at ``score``."""
-        if score > self.drowse[tok]:
-            self.drowse[tok] = score
+    def raise_cover(self, tok: int, bound: float, count: int) -> None:
+        """A sleeping pair of ``tok`` was re-scored (through its other token or its own
+        count) and given ``bound``."""
+        if bound > self.drowse[tok] or count > self.most[tok]:
+            self.drowse[tok] = max(self.drowse[tok], bound)
+            self.most[tok] = max(self.most[tok], count)
             self.push_cover(tok)
 
     def push_cover(self, tok: int) -> None:
         """Record ``tok``'s cover after its count fell (if it has sleeping pairs)."""
         if not self.asleep.get(tok):
             return
-        assert self.rise is not None
+        assert self.bound is not None
         now = self.uni[tok]
         # (a token all merged away has no live pair left: wake its pairs to drop them)
-        cv = self.drowse[tok] * self.rise(self.since[tok], now) * _MARGIN if now else _INF
-        if cv > self.cover.get(tok, -1.0):
+        if now:
+            cv = self.bound(self.drowse[tok], self.most[tok], self.since[tok], now)
+            cv += abs(cv) * 1e-9 + 1e-300  # against rounding
+        else:
+            cv = _INF
+        if cv > self.cover.get(tok, -_INF):
             self.cover[tok] = cv
             heappush(self.wakes, (-cv, tok))
 
@@ -635,7 +658,7 @@ class _TokenPairs:
             if stored is not None and -neg < stored:
                 return None
             heappop(wakes)
-            del self.cover[tok], self.since[tok], self.drowse[tok]
+            del self.cover[tok], self.since[tok], self.drowse[tok], self.most[tok]
             pairs = self.asleep.pop(tok)
             awake = self.awake.setdefault(tok, set())
             for pk in pairs:
@@ -646,6 +669,4 @@ class _TokenPairs:
 
 
 _EMPTY: set[int] = set()
-#: Covers are computed in floating point: a margin against rounding.
-_MARGIN = 1.0 + 1e-9
 _INF = float("inf")

@@ -1,7 +1,7 @@
 """PARTS-class scores (PMI, WordPiece): the driver's bound machinery against plain bounds and
 the brute-force oracle.
 
-PMI and WordPiece declare a kernel and a ``unigram_rise``, so by default the driver calls the
+PMI and WordPiece declare a kernel and a ``unigram_bound``, so by default the driver calls the
 kernel inline, parks low bounds in the BoundHeap's buckets and puts pairs far below the top
 to sleep under one of their tokens. The reference path ("plain") selects with a
 ``MultisetBounds`` over ``HeapyKiYay``: no parking, no sleeping, every rise stored. Both must
@@ -130,7 +130,7 @@ def test_real_text_long_run_equals_plain_bounds() -> None:
 
 
 class DoubledPMI(PMI):
-    """A subclass with its own formula: must not inherit PMI's kernel or unigram_rise."""
+    """A subclass with its own formula: must not inherit PMI's kernel or unigram_bound."""
 
     name = "doubled_pmi"
 

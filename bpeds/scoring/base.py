@@ -198,26 +198,29 @@ class Score:
     #: after their merge; if False (the score falls or stays), none is.
     unigram_fall_raises: bool = True
 
-    def unigram_rise(self) -> Callable[[int, int], float] | None:
-        """(``PARTS``, scores > 0) How far a fall of one token's count can raise a score.
+    def unigram_bound(self) -> Callable[[float, int, int, int], float] | None:
+        """(``PARTS``) How far a fall of one token's count can raise a pair's score.
 
-        ``f(then, now) >= 1`` such that when one token's unigram count falls from
-        ``then`` to ``now``, and nothing else the score reads changes, a score ``s``
-        becomes at most ``s * f(then, now)`` (PMI: ``then / now``). With it the
-        driver can leave pairs far below the top unvisited by that token's merges
-        and wake them when the bound says they could matter. Only trusted with
-        ``count_fall_raises = False``. None (the default): every pair of a merged
-        token is re-scored.
+        ``f(bound, count, then, now)``: an upper bound of the score of a pair counted
+        ``count`` times (or fewer) whose score was at most ``bound`` when one of its
+        tokens was counted ``then`` times, now that it is counted ``now`` times and
+        nothing else the score reads has risen. ``f`` must not fall when ``bound``,
+        ``count`` or ``then`` grow. PMI: ``bound * then / now``. With it the driver
+        leaves pairs far below the top unvisited by that token's merges and wakes them
+        when the bound says they could matter. None (the default): every pair of a
+        merged token is re-scored.
         """
         return None
 
-    def kernel(self) -> Callable[[int, int, int], Priority | None] | None:
-        """The score as ``f(count, c(left), c(right))`` when it reads nothing else.
+    def kernel(self) -> Callable[[int, int, int, int], Priority | None] | None:
+        """The score as ``f(count, c(left), c(right), N)`` when it reads nothing else.
 
-        For ``PAIR`` and ``PARTS`` scores whose value depends only on the pair's
-        count and its two tokens' unigram counts (PMI, WordPiece): the driver calls
-        it inline, without a :class:`Stats` and a method call per pair. Must equal
-        :meth:`score`. None (the default): the driver calls :meth:`score`.
+        For ``PARTS`` and ``GLOBAL`` scores whose value, for a pair of two different
+        tokens, depends only on the pair's count, its tokens' unigram counts and the
+        number of tokens ``N`` (PMI, WordPiece, LikelihoodGain): the driver calls it
+        inline, without a :class:`Stats` and a method call per pair. A pair ``(t, t)``
+        still goes through :meth:`score`. Must equal :meth:`score`. None (the
+        default): the driver calls :meth:`score`.
         """
         return None
 
@@ -249,13 +252,13 @@ class Score:
 
 #: Declarations that stand in for the formula (or for its type): a subclass that
 #: overrides :meth:`Score.score` without declaring them again does not inherit them.
-_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_rise")
+_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_bound")
 
 
 def declared(score: Score, name: str) -> Any:
     """A score's declaration ``name``, as the driver may rely on it.
 
-    ``is_count``, ``integer``, ``numeric``, ``kernel`` and ``unigram_rise`` (the
+    ``is_count``, ``integer``, ``numeric``, ``kernel`` and ``unigram_bound`` (the
     last two called: their results are returned) describe the formula
     itself, so they hold only if declared by the class that defines ``score``
     or a subclass of it; a subclass that overrides ``score`` gets the safe
@@ -281,7 +284,7 @@ def declared(score: Score, name: str) -> Any:
     return value() if name in _METHODS else value
 
 
-_METHODS = ("kernel", "unigram_rise")
+_METHODS = ("kernel", "unigram_bound")
 
 
 class ScoreFunction(Score):

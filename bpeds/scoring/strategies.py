@@ -102,21 +102,21 @@ class PMI(_MinCount):
             return None
         return count / (stats.unigram(left) * stats.unigram(right))
 
-    def unigram_rise(self) -> Callable[[int, int], float]:
+    def unigram_bound(self) -> Callable[[float, int, int, int], float]:
         """A fall of ``c(t)`` from ``then`` to ``now`` multiplies the score by ``then / now``."""
-        return _ratio
+        return _scaled
 
-    def kernel(self) -> Callable[[int, int, int], Priority | None]:
+    def kernel(self) -> Callable[[int, int, int, int], Priority | None]:
         least = self.min_count
 
-        def pmi(count: int, c_left: int, c_right: int) -> float | None:
+        def pmi(count: int, c_left: int, c_right: int, tokens: int) -> float | None:
             return None if count < least else count / (c_left * c_right)
 
         return pmi
 
 
-def _ratio(then: int, now: int) -> float:
-    return then / now
+def _scaled(bound: float, count: int, then: int, now: int) -> float:
+    return bound * then / now
 
 
 class WordPiece(PMI):
@@ -149,27 +149,68 @@ class LikelihoodGain(_MinCount):
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
             return None
-        log = math.log
         n = stats.totals().tokens
         cl = stats.unigram(left)
+        if left != right:
+            return _gain(count, cl, stats.unigram(right), n)
+        log = math.log
         gain = count * log(count) + n * log(n)
         rest = n - count
         if rest > 0:
             gain -= rest * log(rest)
         gain -= cl * log(cl)
-        rest = cl - 2 * count if left == right else cl - count
+        rest = cl - 2 * count
         if rest > 0:
             gain += rest * log(rest)
-        if left != right:
-            cr = stats.unigram(right)
-            gain -= cr * log(cr)
-            rest = cr - count
-            if rest > 0:
-                gain += rest * log(rest)
         return gain
 
     def totals_can_raise(self, before: Totals, after: Totals) -> bool:
         return after.tokens > before.tokens
+
+    def kernel(self) -> Callable[[int, int, int, int], Priority | None]:
+        least = self.min_count
+
+        def gain(count: int, c_left: int, c_right: int, n: int) -> float | None:
+            return None if count < least else _gain(count, c_left, c_right, n)
+
+        return gain
+
+    def unigram_bound(self) -> Callable[[float, int, int, int], float]:
+        """A fall of ``c(t)`` from ``then`` to ``now`` changes only the term
+        ``h(c) = f(c - k) - f(c)`` of ``t``, which falls as ``c`` grows (``h'(c) =
+        log((c - k) / c) < 0``): the gain rises by exactly ``h(now) - h(then)``. That
+        rise grows with ``k`` (its derivative in ``k`` is ``log((then - k) / (now - k))
+        > 0``) and with ``then``, so the pair's count (or any larger one, up to
+        ``now``) gives the bound."""
+        return _gain_bound
+
+
+def _gain(count: int, cl: int, cr: int, n: int) -> float:
+    """LikelihoodGain of a pair of two different tokens (its one formula: score and
+    kernel both call it, so they give the same float)."""
+    log = math.log
+    gain = count * log(count) + n * log(n)
+    rest = n - count
+    if rest > 0:
+        gain -= rest * log(rest)
+    gain -= cl * log(cl)
+    rest = cl - count
+    if rest > 0:
+        gain += rest * log(rest)
+    gain -= cr * log(cr)
+    rest = cr - count
+    if rest > 0:
+        gain += rest * log(rest)
+    return gain
+
+
+def _xlogx(x: float) -> float:
+    return x * math.log(x) if x > 0 else 0.0
+
+
+def _gain_bound(bound: float, count: int, then: int, now: int) -> float:
+    k = min(count, now)
+    return bound + (_xlogx(now - k) - _xlogx(now)) - (_xlogx(then - k) - _xlogx(then))
 
 
 class NPMI(_MinCount):
