@@ -23,7 +23,7 @@ from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
 from bpeds.pretokenize import split
 from bpeds.scoring.base import Priority, Score, Stats
-from bpeds.scoring.strategies import PMI, WordPiece
+from bpeds.scoring.strategies import PMI, LikelihoodGain, WordPiece
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
@@ -159,6 +159,29 @@ def test_sleeping_pairs_stay_exact(chunks: list[bytes], merges: int, score_min: 
         driver.sleep_below = sleep_below
         got = as_tuples(driver.run())
         assert got == expected, f"sleep_below={sleep_below}, representation={representation}"
+
+
+@settings(max_examples=examples(ci=120, local=40), deadline=None)
+@given(chunks=corpora, merges=st.integers(1, 24), score_min=st.integers(1, 2))
+def test_likelihood_gain_sleeping_pairs_stay_exact(
+    chunks: list[bytes], merges: int, score_min: int
+) -> None:
+    """LikelihoodGain declares an additive unigram_bound: its sleeping pairs too."""
+    expected = as_tuples(brute_force_merges(chunks, merges, score=LikelihoodGain(score_min)))
+    for sleep_below in (0.0, 1.0, 64.0):
+        driver = MergeDriver(TypeCorpus(chunks), merges, score=LikelihoodGain(score_min))
+        driver.sleep_below = sleep_below
+        assert as_tuples(driver.run()) == expected, f"sleep_below={sleep_below}"
+
+
+def test_likelihood_gain_sleeping_pairs_on_real_text() -> None:
+    chunks = list(split(TEXT[:60000], "gpt2"))
+    plain = records(chunks, 800, "type", False, score=LikelihoodGain(2))
+    assert len(plain) == 800
+    for sleep_below in (1 / 16, 1.0):
+        driver = MergeDriver(TypeCorpus(chunks), 800, score=LikelihoodGain(2))
+        driver.sleep_below = sleep_below
+        assert as_tuples(driver.run()) == plain, f"sleep_below={sleep_below}"
 
 
 def test_sleeping_pairs_on_real_text() -> None:
