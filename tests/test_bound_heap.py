@@ -10,11 +10,11 @@ rank are drawn per run. The unit tests pin what the machine does not reach: the
 exponent buckets, let-ins, rebuild bounds, the ``guard`` hook, and ``check()`` catching
 corrupted instances.
 
-Defects of ``bpeds/structures/bound_heap.py`` are pinned by ``xfail(strict=True)`` tests (see
-their reasons): with ``track=True`` and parking, a tracked bound can outlive the entry that
-backs it (a dead key let in keeps it; a parked key's is recorded as ``2**e`` though its bucket
-holds only priorities below that), so ``raise_bounds`` drops a rise; and a parked key's
-unpushed rise is never reported as a ``BoundError``.
+The machine found three defects, now fixed and kept as regression tests: with ``track=True``
+and parking, a tracked bound could outlive the entry that backs it (a dead key let in kept it;
+a parked key's was recorded as ``2**e`` though its bucket holds only priorities below that);
+a parked key's unpushed rise was never reported as a ``BoundError``; and a bucket's largest
+value was a float for an int priority above ``2**53``.
 """
 
 from __future__ import annotations
@@ -160,20 +160,12 @@ MultisetBoundsMachine = bound_heap_machine(
 )
 TestMultisetBoundsMachine = _case(MultisetBoundsMachine)
 
-# -- a defect of BoundHeap: big ints in tuple entries -----------------------------------------
-
-BIG_INT_CAP = (
-    "BoundHeap._let_in caps a key at its bucket's largest value, computed as the float "
-    "nextafter(2.0**e, 0) unless entries are packed; for an int priority above 2**53 (tuple "
-    "entries: a rank, or integer=False) that float is below the bucket's largest int, so a "
-    "correctly parked key is let in under its priority and pop() raises a false BoundError. "
-    "(The largest int of bucket e is (1 << e) - 1, whatever the entries.)"
-)
+# -- big ints in tuple entries (a defect the machine found: a float cap below the int) ---------
 
 
-@pytest.mark.xfail(strict=True, raises=InvariantError, reason=BIG_INT_CAP)  # (BoundError is one)
 def test_big_ints_in_tuple_entries_machine() -> None:
-    """Ints beyond 2**53 with tuple entries: the machine finds the defect (deterministically)."""
+    """Ints beyond 2**53 with tuple entries: a bucket's largest value is an int for an int
+    priority (a float cap, 2**e less 256 for e = 60, let a parked key in under itself)."""
     machine = bound_heap_machine(make_bound_heap, kinds=("bigint",), options=knobs(integer=False))
     run_state_machine_as_test(
         machine,
@@ -187,15 +179,13 @@ def test_big_ints_in_tuple_entries_machine() -> None:
     )
 
 
-_CAPPED = pytest.mark.xfail(strict=True, raises=BoundError, reason=BIG_INT_CAP)
-
-
 @pytest.mark.parametrize(
     "kw",
     [
         pytest.param({}, id="packed"),
-        pytest.param({"rank": negated}, id="rank", marks=_CAPPED),
-        pytest.param({"integer": False}, id="integer=False", marks=_CAPPED),
+        pytest.param({"rank": negated}, id="rank"),
+        pytest.param({"integer": False}, id="integer=False"),
+        pytest.param({"integer": False, "track": True}, id="integer=False, track"),
     ],
 )
 def test_a_parked_big_int_comes_back_exactly(kw: dict[str, Any]) -> None:
@@ -320,9 +310,9 @@ class _Counting(BoundHeap):
 
     parks = let_ins = rebuilds = 0
 
-    def _park_key(self, key: int, e: int) -> None:
+    def _park_key(self, key: int, e: int, priority: Any) -> None:
         type(self).parks += 1
-        super()._park_key(key, e)
+        super()._park_key(key, e, priority)
 
     def _let_in(self) -> None:
         type(self).let_ins += 1
@@ -430,7 +420,8 @@ def test_unpushed_rise_is_reported_when_it_reaches_the_top(
 
 @pytest.mark.parametrize("track", [False, True])
 def test_unpushed_rise_of_a_parked_key_raises_bound_error(track: bool) -> None:
-    """A parked key is let in at most at its bucket's bound: the rise surfaces as an error."""
+    """A parked key is let in at most at its bound (tracked: its bucket's largest value;
+    untracked: what was pushed): the rise surfaces as an error."""
     live = {1: 100, 2: 1}
     h = BoundHeap(live.get, live.items(), gap=0, track=track)
     assert h.pop() == (1, 100)  # parking starts below 2**7
@@ -440,7 +431,8 @@ def test_unpushed_rise_of_a_parked_key_raises_bound_error(track: bool) -> None:
     live[3] = 50  # a rise nobody pushed
     with pytest.raises(InvariantError, match="key 3"):
         h.check(keys=live)
-    with pytest.raises(BoundError, match="key 3: priority 50 is above its stored bound 3"):
+    stored = 3 if track else 2
+    with pytest.raises(BoundError, match=f"key 3: priority 50 is above its stored bound {stored}"):
         h.pop()
 
 

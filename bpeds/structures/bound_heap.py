@@ -77,6 +77,13 @@ def exponent(value: Number) -> int:
     return frexp(value)[1]
 
 
+def _largest_below(e: int, like: Any) -> Any:
+    """The largest value below ``2**e`` of ``like``'s kind: an int, or a float."""
+    if type(like) is int:
+        return (1 << e) - 1
+    return nextafter(ldexp(1.0, e), 0.0)
+
+
 class BoundError(InvariantError):
     """A key's current priority is above the bound the heap stored for it.
 
@@ -152,8 +159,8 @@ class BoundHeap:
         self.gap = gap
         self._source = source
         self._slack = slack
-        #: buckets[e]: parked keys whose bound is below 2**e.
-        self._buckets: dict[int, list[int]] = {}
+        #: buckets[e]: parked bounds below 2**e (tracked: keys; untracked: heap entries).
+        self._buckets: dict[int, list[Any]] = {}
         self._top_bucket = -(1 << 30)  # no bucket
         self._top_bucket_popped = 0
         #: Bounds with an exponent below this are parked (none until something is selected).
@@ -186,7 +193,7 @@ class BoundHeap:
         if self._park and priority > 0:
             e = exponent(priority)
             if e < self._low:
-                self._park_key(key, e)
+                self._park_key(key, e, priority)
                 return
         heappush(self._heap, self._entry(key, priority))
 
@@ -204,9 +211,9 @@ class BoundHeap:
                 if e >= low:
                     heappush(heap, key - (p << KEY_BITS))
                 elif e in buckets and not tracked:
-                    buckets[e].append(key)
+                    buckets[e].append(key - (p << KEY_BITS))
                 else:
-                    self._park_key(key, e)
+                    self._park_key(key, e, p)
             return
         entry = self._entry
         bounds = self._bounds
@@ -216,9 +223,9 @@ class BoundHeap:
                 e = p.bit_length() if type(p) is int else frexp(p)[1]
                 if e < low:
                     if bounds is None and e in buckets:
-                        buckets[e].append(key)
+                        buckets[e].append(entry(key, p))
                     else:
-                        self._park_key(key, e)
+                        self._park_key(key, e, p)
                     continue
             heappush(heap, entry(key, p))
 
@@ -253,40 +260,54 @@ class BoundHeap:
         compares with it before pushing a rise must record the rise here too."""
         return self._bounds
 
-    def _park_key(self, key: int, e: int) -> None:
+    def _park_key(self, key: int, e: int, priority: Any) -> None:
+        """Park ``key`` in bucket ``e``: tracked, the key (its bound becomes the
+        bucket's); untracked, its heap entry at ``priority``, as pushed."""
+        item: Any
         if self._bounds is not None:
             # The key's bound is now its bucket's, the largest value below 2**e: a rise
             # that stays below it needs nothing (a rise to 2**e itself is pushed).
-            self._bounds[key] = (1 << e) - 1 if self._packed else nextafter(ldexp(1.0, e), 0.0)
+            self._bounds[key] = _largest_below(e, priority)
+            item = key
+        else:
+            item = self._entry(key, priority)
         bucket = self._buckets.get(e)
         if bucket is None:
-            self._buckets[e] = [key]
+            self._buckets[e] = [item]
             if e > self._top_bucket:
                 self._top_bucket = e
         else:
-            bucket.append(key)
+            bucket.append(item)
 
     def _let_in(self) -> None:
-        """Push the top bucket's keys at their exact priorities."""
+        """Push the top bucket into the heap: untracked, its entries as they were
+        pushed (one ``heapify`` when they are many); tracked, its keys at their exact
+        priorities (a tracked key's bound is its bucket's, not what was pushed)."""
         keys = self._buckets.pop(self._top_bucket)
         self._top_bucket_popped = self._top_bucket
         self._top_bucket = max(self._buckets, default=-(1 << 30))
         current, entry, heap, bounds = self._current, self._entry, self._heap, self._bounds
+        if bounds is None:
+            if 4 * len(keys) > len(heap):
+                heap.extend(keys)
+                heapify(heap)
+            else:
+                for item in keys:
+                    heappush(heap, item)
+            return
         e = self._top_bucket_popped
-        cap = (1 << e) - 1 if self._packed else nextafter(ldexp(1.0, e), 0.0)
         for key in keys:
             p = current(key)
             if p is None:
-                if bounds is not None:
-                    bounds.pop(key, None)
+                bounds.pop(key, None)
                 continue
+            cap = _largest_below(e, p)
             if p > cap:
                 # Above the bucket's bound: a higher entry of the key's, or a bound held
                 # outside (guard), may cover p. The capped entry keeps the bucket's
                 # promise; if nothing covers p it surfaces below p and pop() reports it.
                 p = cap
-            if bounds is not None:
-                bounds[key] = p
+            bounds[key] = p
             heappush(heap, entry(key, p))
 
     # -- selecting -----------------------------------------------------------
@@ -398,8 +419,13 @@ class BoundHeap:
                 best[k] = p
         parked_bound: dict[int, int] = {}
         for e, bucket in self._buckets.items():
-            for k in bucket:
-                parked_bound[k] = max(parked_bound.get(k, e), e)
+            for item in bucket:
+                if self._bounds is None:  # (an entry: its own bound counts, as in the heap)
+                    k, p = self._split(item)
+                    if k not in best or p > best[k]:
+                        best[k] = p
+                    continue
+                parked_bound[item] = max(parked_bound.get(item, e), e)
         for k in keys:
             p = self._current(k)
             if p is None:
