@@ -353,6 +353,40 @@ class MergeDriver:
         # (a score that keeps no per-step state is not called between steps)
         begin_step = score.begin_step if type(score).begin_step is not Score.begin_step else None
 
+        def new_bounds(born: dict[int, int]) -> Iterable[tuple[int, Any]]:
+            """The new pairs' bounds, when nothing else can have risen."""
+            if counted:  # the count itself; leftmost folds in each pair's position
+                items = (
+                    born.items()
+                    if min_count <= 1
+                    else [x for x in born.items() if x[1] >= min_count]
+                )
+                return items if plain else tie.fold_many(items, pos_lb, shift)
+            return [(pk, p) for pk, c in born.items() if (p := bound(pk, c)) is not None]
+
+        def visit_merged(left: int, right: int, born: dict[int, int], last: Any) -> None:
+            """PARTS: re-score the merged tokens' awake pairs (every pair whose count fell
+            is one); pairs far below the last merge's score fall asleep."""
+            assert pairs_of is not None
+            pairs_of.add(pk for pk, c in born.items() if c >= min_count)
+            deep = last * sleep_below if sleep_below else 0.0
+            for tok in (left,) if left == right else (left, right):
+                mine = pairs_of.awake.get(tok)
+                if mine:
+                    never, low = rescore(list(mine), deep)
+                    for pk in never:
+                        pairs_of.forget(pk)
+                    if low:
+                        pairs_of.sleep(
+                            tok,
+                            low,
+                            max(bounds_get(pk) or 0.0 for pk in low),
+                            max(counts_get(pk, 0) for pk in low),
+                        )
+                if rise is not None:
+                    pairs_of.push_cover(tok)
+
+        out = MergeDeltas(num_groups, positions=dynamic, counts=counts, lost=watch)
         done = 0
         while done < self.num_merges:
             # 1. select
@@ -370,7 +404,7 @@ class MergeDriver:
             record = MergeRecord((left, right), new, count, chosen)
 
             # 2. merge, and apply the count changes (right side first: see MergeDeltas)
-            out = MergeDeltas(num_groups, positions=dynamic, counts=counts, lost=watch)
+            out.reset()
             run.merge(left, right, new, out)
             fell: list[int] = []
             died: list[int] = []
@@ -435,51 +469,14 @@ class MergeDriver:
 
             # 4. re-score what can have risen; push the new bounds
             if born_only:
-                if plain:
-                    select.extend(
-                        born.items()
-                        if min_count <= 1
-                        else [x for x in born.items() if x[1] >= min_count]
-                    )
-                elif counted:  # a count with a tie to fold (leftmost)
-                    select.extend(
-                        tie.fold_many(
-                            born.items()
-                            if min_count <= 1
-                            else [x for x in born.items() if x[1] >= min_count],
-                            pos_lb,
-                            shift,
-                        )
-                    )
-                else:
-                    select.extend(
-                        [(pk, p) for pk, c in born.items() if (p := bound(pk, c)) is not None]
-                    )
+                select.extend(new_bounds(born))
             elif depends is Dependency.GLOBAL and score.totals_can_raise(before, now):
                 if pairs_of is not None:
                     pairs_of.add(pk for pk, c in born.items() if c >= min_count)
                 rescore(list(counts))
             else:
                 if pairs_of is not None:
-                    # Pairs of the merged tokens (every pair whose count fell is one), then
-                    # the new pairs. Awake pairs far below the top fall asleep.
-                    pairs_of.add(pk for pk, c in born.items() if c >= min_count)
-                    deep = priority * sleep_below if sleep_below else 0.0
-                    for tok in (left,) if left == right else (left, right):
-                        mine = pairs_of.awake.get(tok)
-                        if mine:
-                            never, low = rescore(list(mine), deep)
-                            for pk in never:
-                                pairs_of.forget(pk)
-                            if low:
-                                pairs_of.sleep(
-                                    tok,
-                                    low,
-                                    max(bounds_get(pk) or 0.0 for pk in low),
-                                    max(counts_get(pk, 0) for pk in low),
-                                )
-                        if rise is not None:
-                            pairs_of.push_cover(tok)
+                    visit_merged(left, right, born, priority)
                 again = set(born)
                 if rescore_fell:
                     again.update(fell)
