@@ -170,7 +170,7 @@ def test_big_ints_in_tuple_entries_machine() -> None:
     run_state_machine_as_test(
         machine,
         settings=settings(
-            max_examples=100,
+            max_examples=examples(ci=100, local=25),
             stateful_step_count=40,
             database=None,
             derandomize=True,
