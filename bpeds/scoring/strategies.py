@@ -151,18 +151,9 @@ class LikelihoodGain(_MinCount):
             return None
         n = stats.totals().tokens
         cl = stats.unigram(left)
-        if left != right:
-            return _gain(count, cl, stats.unigram(right), n)
-        log = math.log
-        gain = count * log(count) + n * log(n)
-        rest = n - count
-        if rest > 0:
-            gain -= rest * log(rest)
-        gain -= cl * log(cl)
-        rest = cl - 2 * count
-        if rest > 0:
-            gain += rest * log(rest)
-        return gain
+        if left == right:
+            return _gain(count, cl, 0, n)  # (no second token: cl loses 2k)
+        return _gain(count, cl, stats.unigram(right), n)
 
     def totals_can_raise(self, before: Totals, after: Totals) -> bool:
         return after.tokens > before.tokens
@@ -186,21 +177,22 @@ class LikelihoodGain(_MinCount):
 
 
 def _gain(count: int, cl: int, cr: int, n: int) -> float:
-    """LikelihoodGain of a pair of two different tokens (its one formula: score and
-    kernel both call it, so they give the same float)."""
+    """LikelihoodGain's one formula (score and kernel both call it: the same floats).
+    ``cr == 0`` stands for a pair ``(t, t)``: ``c(t) = cl`` loses ``2 * count``."""
     log = math.log
     gain = count * log(count) + n * log(n)
     rest = n - count
     if rest > 0:
         gain -= rest * log(rest)
     gain -= cl * log(cl)
-    rest = cl - count
+    rest = cl - (2 * count if cr == 0 else count)
     if rest > 0:
         gain += rest * log(rest)
-    gain -= cr * log(cr)
-    rest = cr - count
-    if rest > 0:
-        gain += rest * log(rest)
+    if cr:
+        gain -= cr * log(cr)
+        rest = cr - count
+        if rest > 0:
+            gain += rest * log(rest)
     return gain
 
 
