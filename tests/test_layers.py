@@ -209,7 +209,7 @@ LAYERS: list[tuple[str, ...]] = [
     # Scores, tie rules and the score registry (scores know nothing of tokenizers).
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.scoring"))),
     # Corpus representations, then the one merge loop over them.
-    ("bpeds._corpus_base", "bpeds._type_corpus", "bpeds._sequence_corpus", "bpeds.corpus"),
+    ("bpeds.corpus.base", "bpeds.corpus.type_mode", "bpeds.corpus.sequence_mode", "bpeds.corpus"),
     ("bpeds.driver",),
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.testing"))),
     # Patterns, special-token rules, the JSON format's core.

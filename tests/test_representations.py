@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bpeds._type_corpus as type_corpus
+import bpeds.corpus.type_mode as type_corpus
 from bpeds.corpus import MergeDeltas, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, train_merges
 from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from operator import add
 
-from bpeds._corpus_base import (
+from bpeds.corpus.base import (
     Chunk,
     Counting,
     Initial,

@@ -21,7 +21,7 @@ so it can be trained on more than once. Not handled here: splitting text into
 chunks (see :mod:`bpeds.pretokenize`) and special tokens.
 """
 
-from bpeds._corpus_base import (
+from bpeds.corpus.base import (
     Corpus,
     CorpusRun,
     Counting,
@@ -29,8 +29,8 @@ from bpeds._corpus_base import (
     MergeDeltas,
     count_pairs,
 )
-from bpeds._sequence_corpus import SequenceCorpus
-from bpeds._type_corpus import TypeCorpus
+from bpeds.corpus.sequence_mode import SequenceCorpus
+from bpeds.corpus.type_mode import TypeCorpus
 
 __all__ = [
     "Corpus",

@@ -9,7 +9,7 @@ from itertools import pairwise, repeat
 from operator import lshift, or_
 from typing import Literal
 
-from bpeds._corpus_base import (
+from bpeds.corpus.base import (
     Chunk,
     CorpusRun,
     Counting,
@@ -19,7 +19,7 @@ from bpeds._corpus_base import (
     _check_counting,
     _groups_for,
 )
-from bpeds._type_corpus import _lose, _take
+from bpeds.corpus.type_mode import _lose, _take
 from bpeds.errors import InvariantError
 from bpeds.structures.indexed_list import IndexedList, ListNode
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
