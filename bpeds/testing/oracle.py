@@ -97,6 +97,7 @@ def brute_force_merges(
             lambda totals=totals: totals,  # type: ignore[misc]
             gpairs if scorer.needs_groups else None,
             pack_pair,
+            vocab.token_bytes,
         )
         scorer.begin_step(stats)
         scored: dict[int, Any] = {}
