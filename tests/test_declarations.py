@@ -91,14 +91,16 @@ def test_user_scores_equal_the_oracle(
 
 
 def test_formula_declarations_are_not_inherited_by_a_new_formula() -> None:
-    assert declared(Frequency(), "is_count") and declared(Frequency(), "integer")
+    assert declared(Frequency(), "is_count")
+    assert declared(Frequency(), "integer")
     assert not declared(Squared(), "is_count")
     assert not declared(Squared(), "integer")
-    assert declared(long_pairs, "integer") and declared(long_pairs, "numeric")
+    assert declared(long_pairs, "integer")
+    assert declared(long_pairs, "numeric")
 
 
 def test_score_function_refuses_an_unknown_declaration() -> None:
-    with pytest.raises(TypeError, match="no declaration 'interger'.*integer"):
+    with pytest.raises(TypeError, match=r"no declaration 'interger'.*integer"):
         score_function(Dependency.PAIR, interger=True)(lambda c, a, b, s: c)
     with pytest.raises(TypeError, match="integer must be bool"):
         score_function(Dependency.PAIR, integer=1)(lambda c, a, b, s: c)
