@@ -337,7 +337,7 @@ class MergeDriver:
                 start,
                 integer=integer,
                 rank=None if dynamic else tie.heap_tie(vocab),
-                source=lambda: ((k, bound(k, c)) for k, c in counts.items()),
+                source=lambda: new_bounds(counts),
                 track=not born_only,
                 guard=guard if rise is not None else None,
                 gap=1 if integer else 0,
@@ -354,7 +354,8 @@ class MergeDriver:
         begin_step = score.begin_step if type(score).begin_step is not Score.begin_step else None
 
         def new_bounds(born: dict[int, int]) -> Iterable[tuple[int, Any]]:
-            """The new pairs' bounds, when nothing else can have risen."""
+            """Bounds of the pairs of ``born`` from their counts (the new pairs after a
+            merge, or all of them for a rebuild)."""
             if counted:  # the count itself; leftmost folds in each pair's position
                 items = (
                     born.items()

@@ -231,7 +231,12 @@ class _ArraySequenceRun:
         for v, lst in rights.items():
             w = born[hi | v] = len(lst)
             if counts is not None:
-                _take(counts, lo | v, w)
+                key = lo | v
+                c = counts[key] - w
+                if c:
+                    counts[key] = c
+                else:
+                    del counts[key]
             if lost is not _NOTHING:
                 lost[lo | v] = w
         for v, lst in lefts.items():
@@ -241,7 +246,12 @@ class _ArraySequenceRun:
                 _take(born, hi | a, w)
                 continue
             if counts is not None:
-                _take(counts, vs | a, w)
+                key = vs | a
+                c = counts[key] - w
+                if c:
+                    counts[key] = c
+                else:
+                    del counts[key]
             if lost is not _NOTHING:
                 lost[vs | a] = lost.get(vs | a, 0) + w
         if lost is not _NOTHING:
