@@ -23,7 +23,14 @@ Jobs (``spec["job"]``):
   multi-threaded ones can use both cores and every implementation splits the
   same pre-tokens. With ``heldout``, the trained bpeds tokenizer then encodes
   that file (untimed) and the job reports bytes per token; with ``save``, it
-  is saved there (untimed).
+  is saved there (untimed). bpeds only: ``groups`` (an int ``k``) gives
+  ``bpeds.train`` the mapping ``{"g0": path, ..., "g<k-1>": path}`` of ``k``
+  files, line ``i`` of ``file`` in group ``i % k``; ``derive`` trains on a
+  file made from ``file`` (``{"kind": "unsplit", "bytes": N}``: its first
+  ``N`` bytes once every whitespace character is removed) or from nothing
+  (``{"kind": "dna", "bytes": N, "seed": S}``: ``N`` letters ``ACGT`` from
+  ``random.Random(S)``). Those files are written to a temporary folder before
+  the job is timed, and ``mb`` is the size of what was trained on.
 - ``encode``: encode a text file with a saved bpeds model. ``impl``: ``bpeds``
   (``Tokenizer.encode``), ``bpeds-batch`` (``encode_batch``, ``workers``
   processes), ``tiktoken`` (``Encoding.encode``), ``tiktoken-batch``
@@ -31,20 +38,24 @@ Jobs (``spec["job"]``):
   ``encode_batch``, its own thread pool). Only the encoding call is timed; the
   tokenizer is built and warmed first.
 - ``driver``: the lower layers for ablations: ``count_pieces`` then a
-  ``TypeCorpus``/``SequenceCorpus`` with the given compaction policy or
-  structure, and a ``MergeDriver`` with the given Multiset, ``drop_dead`` and
-  ``fast_path`` (False: the generic loop even where a fused one applies).
-  ``prep`` (split, count, build the corpus) and ``merge`` (the driver) are
-  timed separately.
+  ``TypeCorpus`` (``mode: "type"``, with the given compaction ``policy``) or a
+  ``SequenceCorpus`` (``mode: "sequence"``, with the given ``structure``), and
+  a ``MergeDriver`` with the given ``counting``, ``drop_dead`` and selection
+  structure (``multiset``: ``"default"``, the driver's ``BoundHeap``, or a
+  Multiset class name of :mod:`bpeds.structures`, used through
+  ``MultisetBounds``). ``prep`` (split, count, build the corpus) and
+  ``merge`` (the driver) are timed separately.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
 import resource
 import sys
+import tempfile
 import time
 import warnings
 from array import array
@@ -163,6 +174,49 @@ def _token_table(merges: Sequence[tuple[int, int]]) -> list[bytes]:
     return table
 
 
+def derive_file(source: str | None, derive: Spec, dest: Path) -> int:
+    """Write the input ``derive`` describes (see the module docstring) to ``dest``.
+
+    Streamed, so that making it does not raise the job's peak RSS. Returns its
+    size in bytes.
+    """
+    n = derive["bytes"]
+    if derive["kind"] == "dna":
+        # Each random byte's low two bits pick a letter.
+        table = bytes(b"ACGT"[b & 3] for b in range(256))
+        dest.write_bytes(random.Random(derive.get("seed", 0)).randbytes(n).translate(table))
+        return n
+    if derive["kind"] != "unsplit" or source is None:
+        raise ValueError(f"unknown input {derive!r}")
+    left = n
+    with open(source, encoding="utf-8") as f, dest.open("wb") as out:
+        while left > 0:
+            block = f.read(1 << 16)
+            if not block:
+                raise ValueError(f"{source} has fewer than {n:,} bytes that are not whitespace")
+            data = "".join(block.split()).encode("utf-8")
+            if len(data) >= left:  # the last block, cut back to a character boundary
+                out.write(data[:left].decode("utf-8", errors="ignore").encode("utf-8"))
+                break
+            out.write(data)
+            left -= len(data)
+    return dest.stat().st_size
+
+
+def split_groups(source: str, k: int, folder: Path) -> dict[str, Path]:
+    """``{"g0": path, ...}``: line ``i`` of ``source`` written to group ``i % k``'s file."""
+    paths = {f"g{g}": folder / f"g{g}.txt" for g in range(k)}
+    files = [p.open("w", encoding="utf-8", newline="") for p in paths.values()]
+    try:
+        with open(source, encoding="utf-8", newline="") as f:
+            for i, line in enumerate(f):
+                files[i % k].write(line)
+    finally:
+        for out in files:
+            out.close()
+    return paths
+
+
 def train_bpeds(spec: Spec) -> tuple[list[bytes] | None, Report]:
     import bpeds
 
@@ -172,13 +226,25 @@ def train_bpeds(spec: Spec) -> tuple[list[bytes] | None, Report]:
             options[key] = spec[key]
     if "pattern" in spec:
         options["pattern"] = spec["pattern"]
-    timer = ChildTimer()
-    phases = PhaseTimer(timer)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tok = bpeds.train(Path(spec["file"]), spec["vocab"], progress=phases, **options)
-    timer.finish()
+    with tempfile.TemporaryDirectory(prefix="bpeds-job-") as tmp:
+        data: Any
+        if spec.get("derive"):
+            data = Path(tmp) / "input.txt"
+            size = derive_file(spec.get("file"), spec["derive"], data)
+        elif spec.get("groups"):
+            data = split_groups(spec["file"], spec["groups"], Path(tmp))
+            size = sum(p.stat().st_size for p in data.values())
+        else:
+            data = Path(spec["file"])
+            size = data.stat().st_size
+        timer = ChildTimer()
+        phases = PhaseTimer(timer)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tok = bpeds.train(data, spec["vocab"], progress=phases, **options)
+        timer.finish()
     report: Report = timer.report()
+    report["mb"] = size / 1e6
     for clock in ("wall", "cpu"):
         report[f"{clock}_merge"] = report[f"{clock}_first"] + report[f"{clock}_loop"]
     # Every token's bytes only when the merge list is compared: late minbpe-basic merges
@@ -273,7 +339,8 @@ def job_train(spec: Spec) -> Report:
         write_merges(spec.get("out"), tokens)
         report["merges"] = len(tokens)
         report["merges_digest"] = merges_digest(tokens)
-    report["mb"] = Path(spec["file"]).stat().st_size / 1e6
+    if "mb" not in report:
+        report["mb"] = Path(spec["file"]).stat().st_size / 1e6
     return report
 
 
@@ -401,9 +468,9 @@ def job_driver(spec: Spec) -> Report:
         spec["vocab"] - 256,
         tie=spec["tie"],
         multiset=_multiset(spec.get("multiset", "default")),
+        counting=spec.get("counting", "overlapping"),
     )
     driver.drop_dead = spec.get("drop_dead", True)
-    driver.fast_path = spec.get("fast_path", True)
     for _ in driver:
         pass
     timer.mark("merge")

@@ -80,6 +80,12 @@ class Results:
     def has(self, workload: str) -> bool:
         return any(r["workload"] == workload for r in self.summary)
 
+    def ablations(self) -> list[str]:
+        """The ablation workloads (``wl8-*``) of this run, in the order they ran."""
+        return list(
+            dict.fromkeys(r["workload"] for r in self.summary if r["workload"].startswith("wl8-"))
+        )
+
 
 def f(x: object, digits: int = 2) -> str:
     if isinstance(x, bool) or not isinstance(x, int | float):
@@ -215,13 +221,13 @@ def table_scores(r: Results) -> str:
     header = ["score", "vocab", "job CPU s", "merge CPU s", "÷ frequency CPU", "÷ frequency wall",
               "held-out bytes/token"]  # fmt: skip
     rows = []
-    for w in ("wl6-scores", "wl6-npmi"):
+    for w in ("wl6-scores", "wl6-short"):
         vocab = next((x["merges"] for x in r.rows(w) if x.get("merges")), None)
         for row in r.rows(w):
             label = row["impl"]
             rows.append(
                 [
-                    f"{label}" + (" (short run)" if w == "wl6-npmi" else ""),
+                    f"{label}" + (" (short run)" if w == "wl6-short" else ""),
                     f(None if vocab is None else vocab + 256, 0),
                     f(row["cpu_job"]),
                     f(row.get("cpu_merge")),
@@ -282,7 +288,7 @@ def table_ablations(r: Results) -> str:
     header = ["workload", "variant", "merge CPU s", "job CPU s", "÷ baseline (merge CPU)",
               "÷ baseline (job CPU)", "peak RSS MiB", "same merges as baseline"]  # fmt: skip
     rows = []
-    for w in ("wl8-type", "wl8-linear", "wl8-sequence", "wl8-seed"):
+    for w in r.ablations():
         table = r.rows(w)
         if not table:
             continue
@@ -421,7 +427,7 @@ def plots(r: Results, folder: Path) -> list[Path]:
         save(fig, "perf-scores.png")
 
     abl: list[tuple[str, float]] = []
-    for w in ("wl8-type", "wl8-linear", "wl8-sequence", "wl8-seed"):
+    for w in r.ablations():
         table = r.rows(w)
         if table:
             base = table[0]["impl"]

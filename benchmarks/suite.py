@@ -75,7 +75,7 @@ class Workload:
 
 @dataclass(frozen=True)
 class Target:
-    """A target from issue 5: ``value(workload results) op threshold``.
+    """A target the suite is read against: ``value(workload results) op threshold``.
 
     ``kind``: ``"ratio"`` (median within-repetition ratio subject/peer of
     ``metric``), ``"speed"`` (peer time / subject time: above 1 the subject is
@@ -94,7 +94,7 @@ class Target:
     text: str
 
 
-def _train(impl: str, file: str, vocab: int, pattern: str | None, **extra: Any) -> Spec:
+def _train(impl: str, file: str | None, vocab: int, pattern: str | None, **extra: Any) -> Spec:
     return {"job": "train", "impl": impl, "file": file, "vocab": vocab, "pattern": pattern, **extra}
 
 
@@ -125,16 +125,47 @@ def _driver(file: str, vocab: int, pattern: str | None, mode: str, tie: str, **k
     }
 
 
-SCORES = (
-    ("frequency", "frequency"),
-    ("length_weighted", {"name": "length_weighted", "alpha": 1}),
-    ("pmi", {"name": "pmi", "min_count": 2}),
-    ("wordpiece", {"name": "wordpiece", "min_count": 2}),
-    ("likelihood_gain", {"name": "likelihood_gain", "min_count": 2}),
-    ("group_frequency", "group_frequency"),
+#: Groups of ``group_frequency`` (a score that needs at least two): line ``i`` of the
+#: file in group ``i % GROUPS`` (``jobs.split_groups``), so every group is the same mix
+#: of text.
+GROUPS = 4
+#: The user-written score: ``benchmarks/user_scores.py``, imported by name in the child.
+USER_SCORE = "length_weighted (user @score_function)"
+
+#: wl6: (label, score spec, extra job spec). Frequency first: the others are read
+#: against its whole job.
+SCORES: tuple[tuple[str, Any, Spec], ...] = (
+    ("frequency", "frequency", {}),
+    ("length_weighted", {"name": "length_weighted", "alpha": 1}, {}),
+    (USER_SCORE, "user_scores:length_weighted", {}),
+    ("pmi", {"name": "pmi", "min_count": 2}, {}),
+    ("wordpiece", {"name": "wordpiece", "min_count": 2}, {}),
+    ("likelihood_gain", {"name": "likelihood_gain", "min_count": 2}, {}),
 )
-#: Scores whose every merge re-scores every pair (O(pairs) per merge): run on a short prefix.
-GLOBAL_RESCORE = (("npmi", {"name": "npmi", "min_count": 2}),)
+#: Scores that re-score every pair after most merges (NPMI: every merge; GroupFrequency:
+#: whenever the worst-compressed group changes, which with groups of the same mix is
+#: most merges), O(pairs) per merge: run at a small vocabulary only. At 32,768 on
+#: en13.txt each takes far more than ten minutes (a probe: NPMI 5,120 merges in 174
+#: CPU-s, GroupFrequency 2,560 in 120, each 1,024 merges slower than the last).
+SHORT_SCORES: tuple[tuple[str, Any, Spec], ...] = (
+    ("npmi", {"name": "npmi", "min_count": 2}, {}),
+    (f"group_frequency ({GROUPS} groups)", "group_frequency", {"groups": GROUPS}),
+)
+
+#: wl9: sizes (bytes) of the inputs without split points; 4x apart for the targets.
+UNSPLIT_BYTES = (250_000, 500_000, 1_000_000, 2_000_000)
+QUICK_UNSPLIT_BYTES = (62_500, 125_000, 250_000, 500_000)
+#: wl9: the kinds of input without split points (``derive`` of ``jobs.py``).
+#: ``text`` is made from workload 2's file (``en13``), ``dna`` from nothing.
+UNSPLIT_KINDS = (
+    ("dna", {"kind": "dna", "seed": 0}, False),
+    ("text", {"kind": "unsplit"}, True),
+)
+
+
+def size_label(n: int) -> str:
+    """``250 KB``, ``1 MB``, ``62.5 KB`` (decimal units, as the corpus sizes)."""
+    return f"{n / 1e6:g} MB" if n >= 1_000_000 else f"{n / 1e3:g} KB"
 
 
 def workloads(quick: bool = False) -> list[Workload]:
@@ -235,35 +266,39 @@ def workloads(quick: bool = False) -> list[Workload]:
                          workers=2),
         )
     )  # fmt: skip
-    # 6. Scores against Frequency.
+    # 6. Scores against Frequency's whole job.
     v6 = 2_048 if q else v32
     out.append(
         Workload(
             "wl6-scores",
             6,
-            f"each shipped score on {en13} (GPT-2, vocab {v6:,}), held-out bytes/token",
+            f"shipped scores and a user-written one on {en13} (GPT-2, vocab {v6:,}), "
+            "held-out bytes/token",
             tuple(
-                Impl(label, _train("bpeds", en13, v6, "gpt2", score=score, heldout=heldout))
-                for label, score in SCORES
+                Impl(label, _train("bpeds", en13, v6, "gpt2", score=score, heldout=heldout, **kw))
+                for label, score, kw in SCORES
             ),
             rep(2),
-            subjects=tuple(label for label, _ in SCORES[1:]),
+            subjects=tuple(label for label, _, _ in SCORES[1:]),
             peers=("frequency",),
         )
     )
     v6g = 256 + (256 if q else 1_024)
     out.append(
         Workload(
-            "wl6-npmi",
+            "wl6-short",
             6,
-            f"NPMI (re-scores every pair per merge) vs Frequency on {en13}, vocab {v6g:,}",
+            f"NPMI and GroupFrequency (re-score every pair after most merges) vs Frequency "
+            f"on {en13}, vocab {v6g:,}",
             tuple(
-                Impl(label, _train("bpeds", en13, v6g, "gpt2", score=score, heldout=heldout))
-                for label, score in (SCORES[0], *GLOBAL_RESCORE)
+                Impl(label, _train("bpeds", en13, v6g, "gpt2", score=score, heldout=heldout, **kw))
+                for label, score, kw in (SCORES[0], *SHORT_SCORES)
             ),
             rep(3),
-            subjects=("npmi",),
+            subjects=tuple(label for label, _, _ in SHORT_SCORES),
             peers=("frequency",),
+            notes=f"group_frequency: line i of the file in group i % {GROUPS} (the same mix "
+            "of text in every group); the others train on the file whole.",
         )
     )
     # 7. Scaling.
@@ -286,28 +321,28 @@ def workloads(quick: bool = False) -> list[Workload]:
         )
     )
     # 8. Ablations (exact variants: every one must give the baseline's merges).
+    # Selection structure: the driver's BoundHeap (parked low bounds), or a Multiset
+    # through MultisetBounds (``multiset=``; ``drop_dead`` only acts there). On
+    # workload 2's input (type mode, the strings representation).
     base = _driver(en13, v32, "gpt2", "type", "smallest_ids")
-    # The default runs type mode's fused loop; any explicit Multiset (or fast_path=False)
-    # runs the generic driver loop, so the heap and policy rows compare with "generic loop,
-    # LazyHeap" (ThresholdCompaction). The fused loop's index lists are never extended, so
-    # a compaction policy only acts in the generic loop.
     variants: list[tuple[str, Spec]] = [
-        ("default (fused loop)", {}),
-        ("generic loop, LazyHeap (fast_path=False)", {"fast_path": False}),
-        ("generic loop, NeverCompact", {"policy": "never", "fast_path": False}),
-        ("generic loop, AdaptiveCompaction", {"policy": "adaptive", "fast_path": False}),
-        ("generic loop, HeapyKiYay", {"multiset": "HeapyKiYay"}),
-        ("generic loop, Heapy", {"multiset": "Heapy"}),
-        ("generic loop, Batched(HeapyKiYay)", {"multiset": "Batched(HeapyKiYay)"}),
-        ("generic loop, HeapqMultiset", {"multiset": "HeapqMultiset"}),
-        ("generic loop, SortedMultiset", {"multiset": "SortedMultiset"}),
-        ("generic loop, drop_dead=False", {"fast_path": False, "drop_dead": False}),
+        ("BoundHeap (default)", {}),
+        ("MultisetBounds(HeapyKiYay)", {"multiset": "HeapyKiYay"}),
+        ("MultisetBounds(Heapy)", {"multiset": "Heapy"}),
+        ("MultisetBounds(LazyHeap)", {"multiset": "LazyHeap"}),
+        ("MultisetBounds(Batched(HeapyKiYay))", {"multiset": "Batched(HeapyKiYay)"}),
+        ("MultisetBounds(HeapqMultiset)", {"multiset": "HeapqMultiset"}),
+        ("MultisetBounds(SortedMultiset)", {"multiset": "SortedMultiset"}),
+        (
+            "MultisetBounds(HeapyKiYay), drop_dead=False",
+            {"multiset": "HeapyKiYay", "drop_dead": False},
+        ),
     ]
     out.append(
         Workload(
             "wl8-type",
             8,
-            f"type-mode switches on {en13} (GPT-2, vocab {v32:,}, smallest_ids)",
+            f"selection structure, type mode on {en13} (GPT-2, vocab {v32:,}, smallest_ids)",
             tuple(Impl(label, {**base, **kw}) for label, kw in variants),
             rep(3),
             subjects=tuple(label for label, _ in variants[1:]),
@@ -316,30 +351,70 @@ def workloads(quick: bool = False) -> list[Workload]:
             reference=variants[0][0],
         )
     )
+    # Compaction policies of the LazyIndex (pair -> types). Overlapping counts below
+    # CHAR_IDS never use it (the strings representation has its own index); the
+    # recount path of non-overlapping counts does, so these rows count that way.
+    nonover = _driver(en13, v32, "gpt2", "type", "smallest_ids", counting="non_overlapping")
+    policies = [
+        ("ThresholdCompaction (default)", {}),
+        ("NeverCompact", {"policy": "never"}),
+        ("AdaptiveCompaction", {"policy": "adaptive"}),
+    ]
+    out.append(
+        Workload(
+            "wl8-compaction",
+            8,
+            f"compaction policy of the pair index: non-overlapping counts on {en13} (GPT-2, "
+            f"vocab {v32:,})",
+            tuple(Impl(label, {**nonover, **kw}) for label, kw in policies),
+            rep(3),
+            subjects=tuple(label for label, _ in policies[1:]),
+            peers=(policies[0][0],),
+            check="merges",
+            reference=policies[0][0],
+        )
+    )
     small = _driver(ts, 2_000, "gpt4", "type", "smallest_ids")
+    linear = [
+        ("BoundHeap (default)", {}),
+        ("MultisetBounds(LazyHeap)", {"multiset": "LazyHeap"}),
+        ("MultisetBounds(HeapyKiYay)", {"multiset": "HeapyKiYay"}),
+        ("MultisetBounds(HeapqMultiset)", {"multiset": "HeapqMultiset"}),
+        ("MultisetBounds(CounterMultiset) (linear max)", {"multiset": "CounterMultiset"}),
+    ]
     out.append(
         Workload(
             "wl8-linear",
             8,
             "heap vs linear max: taylorswift.txt, GPT-4, vocab 2,000, type mode",
-            (
-                Impl("generic loop, LazyHeap", {**small, "fast_path": False}),
-                Impl("generic loop, HeapyKiYay", {**small, "multiset": "HeapyKiYay"}),
-                Impl("generic loop, HeapqMultiset", {**small, "multiset": "HeapqMultiset"}),
-                Impl(
-                    "generic loop, CounterMultiset (linear max)",
-                    {**small, "multiset": "CounterMultiset"},
-                ),
-            ),
+            tuple(Impl(label, {**small, **kw}) for label, kw in linear),
             rep(3),
-            subjects=(
-                "generic loop, HeapyKiYay",
-                "generic loop, HeapqMultiset",
-                "generic loop, CounterMultiset (linear max)",
-            ),
-            peers=("generic loop, LazyHeap",),
+            subjects=tuple(label for label, _ in linear[1:]),
+            peers=(linear[0][0],),
             check="merges",
-            reference="generic loop, LazyHeap",
+            reference=linear[0][0],
+        )
+    )
+    # Corpus representation, with a pattern (many short chunks): type mode against
+    # both storages of sequence mode.
+    rep_file, rep_vocab = "scale/en_1mb.txt", 2_048 if q else 8_192
+    reps_spec = _driver(rep_file, rep_vocab, "gpt2", "type", "smallest_ids")
+    representations = [
+        ("TypeCorpus (type mode, default)", {}),
+        ("SequenceCorpus arrays", {"mode": "sequence", "structure": "arrays"}),
+        ("SequenceCorpus indexed_list", {"mode": "sequence", "structure": "indexed_list"}),
+    ]
+    out.append(
+        Workload(
+            "wl8-representation",
+            8,
+            f"corpus representation: {rep_file}, GPT-2, vocab {rep_vocab:,}, smallest_ids",
+            tuple(Impl(label, {**reps_spec, **kw}) for label, kw in representations),
+            rep(3),
+            subjects=tuple(label for label, _ in representations[1:]),
+            peers=(representations[0][0],),
+            check="merges",
+            reference=representations[0][0],
         )
     )
     seq = _driver(ts, 10_000, None, "sequence", "leftmost")
@@ -349,17 +424,15 @@ def workloads(quick: bool = False) -> list[Workload]:
             8,
             "sequence storage: taylorswift.txt, no pattern (minbpe Basic), vocab 10,000",
             (
-                Impl("arrays (SoA), fused loop", {**seq, "structure": "arrays"}),
-                Impl(
-                    "arrays (SoA), generic loop",
-                    {**seq, "structure": "arrays", "fast_path": False},
-                ),
-                Impl("indexed_list (nodes), generic loop", {**seq, "structure": "indexed_list"}),
+                Impl("SequenceCorpus arrays", {**seq, "structure": "arrays"}),
+                Impl("SequenceCorpus indexed_list", {**seq, "structure": "indexed_list"}),
             ),
             rep(3),
-            subjects=("arrays (SoA), generic loop", "indexed_list (nodes), generic loop"),
+            subjects=("SequenceCorpus indexed_list",),
             check="merges",
-            reference="arrays (SoA), fused loop",
+            reference="SequenceCorpus arrays",
+            notes="No type-mode row: the one 185 KB chunk with the leftmost tie takes minutes "
+            "there (wl9 measures type mode on long chunks, with smallest_ids).",
         )
     )
     seed = {"file": en13, "vocab": 2_048 if q else 8_192}
@@ -387,6 +460,28 @@ def workloads(quick: bool = False) -> list[Workload]:
             reference=seed_variants[0][0],
         )
     )
+    # 9. Long input without split points: type mode (one chunk), default options.
+    unsplit = [
+        (f"{kind} {size_label(n)}", en13 if from_file else None, {**derive, "bytes": n})
+        for kind, derive, from_file in UNSPLIT_KINDS
+        for n in (QUICK_UNSPLIT_BYTES if q else UNSPLIT_BYTES)
+    ]
+    out.append(
+        Workload(
+            "wl9-unsplit",
+            9,
+            "input without split points (pattern=None: one chunk), type mode, vocab 556, "
+            "at 4 sizes",
+            tuple(
+                Impl(label, _train("bpeds", file, 556, None, derive=derive))
+                for label, file, derive in unsplit
+            ),
+            rep(5),
+            subjects=(),
+            notes="dna: letters ACGT from a seeded random generator; text: the first bytes "
+            f"of {en13} with every whitespace character removed.",
+        )
+    )
     return out
 
 
@@ -410,10 +505,30 @@ TARGETS = (
            "thread)"),
     Target("wl5-hf", "wl5-encode", "bpeds encode_batch w=2", "hf encode_batch", "wall_job",
            "speed", ">=", 5.0, "wl5 encode_batch, 2 processes >= 5x HF encode_batch"),
+    Target("wl6-length_weighted", "wl6-scores", "length_weighted", "frequency", "cpu_job",
+           "ratio", "<=", 1.2, "wl6 LengthWeighted (a PAIR score, int) <= 1.2x Frequency's job"),
+    Target("wl6-user", "wl6-scores", USER_SCORE, "frequency", "cpu_job", "ratio", "<=", 1.5,
+           "wl6 a user's PAIR score (@score_function, declared integer and count_fall_raises="
+           "False) <= 1.5x Frequency's job"),
     Target("wl6-pmi", "wl6-scores", "pmi", "frequency", "cpu_job", "ratio", "<=", 2.0,
-           "wl6 PARTS-class (PMI) <= 2x Frequency"),
+           "wl6 PMI (PARTS) <= 2x Frequency's job"),
     Target("wl6-wordpiece", "wl6-scores", "wordpiece", "frequency", "cpu_job", "ratio", "<=", 2.0,
-           "wl6 PARTS-class (WordPiece) <= 2x Frequency"),
+           "wl6 WordPiece (PARTS) <= 2x Frequency's job"),
+    Target("wl6-likelihood_gain", "wl6-scores", "likelihood_gain", "frequency", "cpu_job",
+           "ratio", "<=", 2.0, "wl6 LikelihoodGain (GLOBAL) <= 2x Frequency's job"),
+    Target("wl6-group_frequency", "wl6-short", SHORT_SCORES[1][0], "frequency", "cpu_job",
+           "ratio", "<=", 2.0, f"wl6 GroupFrequency (GLOBAL, {GROUPS} groups) <= 2x Frequency's "
+           "job (short run: vocab 1,280)"),
     Target("wl7-scale", "wl7-scaling", "bpeds 8 MB", "bpeds 62 MB", "cpu_job", "scale", "<=",
            1.3, "wl7 cost/MB at 62 MB within 1.3x of 8 MB"),
+    *(
+        # 4x the input costs at most 5x the time: cost/MB within 5/4 = 1.25x.
+        Target(f"wl9-{kind}-{size_label(small).replace(' ', '')}", "wl9-unsplit",
+               f"{kind} {size_label(small)}", f"{kind} {size_label(4 * small)}", "cpu_job",
+               "scale", "<=", 1.25,
+               f"wl9 {kind} without split points: 4x the input ({size_label(small)} -> "
+               f"{size_label(4 * small)}) costs <= 5x the time (cost/MB within 1.25x)")
+        for kind, _, _ in UNSPLIT_KINDS
+        for small in UNSPLIT_BYTES[:2]
+    ),
 )  # fmt: skip
