@@ -85,8 +85,10 @@ class MergeDriver:
     (default :class:`~bpeds.scoring.strategies.Frequency`). ``tie``: a
     :class:`~bpeds.scoring.ties.TieRule` or its name (default ``smallest_ids``).
     ``multiset``: a factory ``f(tie=...)`` of any
-    :class:`~bpeds.structures.protocols.Multiset` (default: ``LazyHeap`` for
-    frequency counts, else ``HeapyKiYay``).
+    :class:`~bpeds.structures.protocols.Multiset`, to select through it
+    (:class:`~bpeds.structures.MultisetBounds`) instead of the default
+    :class:`~bpeds.structures.BoundHeap` (which needs ``numeric`` scores; others
+    get a ``HeapyKiYay``).
     ``counting``: ``"overlapping"`` or ``"non_overlapping"``. Pairs seen fewer
     than ``min_count`` times, or longer than ``max_token_length`` bytes, are
     never merged.

@@ -590,7 +590,9 @@ class _TypeRun:
         if self.strings is not None:
             k = chr(a) + chr(b)
             strings = self.strings
-            live = [t for t in self.where.get(k, ()) if k in strings[t]]
+            # (one type's entries are adjacent: a long type is scanned once, not once per
+            # occurrence)
+            live = [t for t in dict.fromkeys(self.where.get(k, ())) if k in strings[t]]
             if not live:
                 return None
             t = min(live)
