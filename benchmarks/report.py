@@ -131,7 +131,7 @@ def table_targets(r: Results) -> str:
         shown = "not run" if value is None else f"{value:.2f}{unit}"
         verdict = {True: "met", False: "**missed**", None: "not run"}[t["met"]]
         rows.append([t["text"], f"{t['op']} {t['threshold']:g}", shown, verdict])
-    return markdown_table(["target (issue 5)", "threshold", "measured", ""], rows)
+    return markdown_table(["target", "threshold", "measured", ""], rows)
 
 
 def table_training(r: Results) -> str:

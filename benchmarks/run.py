@@ -1,4 +1,4 @@
-"""The benchmark suite: one command for every workload of issue 5.
+"""The benchmark suite: one command for every workload (see benchmarks/README.md).
 
 Usage::
 
