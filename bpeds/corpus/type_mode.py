@@ -36,7 +36,7 @@ class TypeCorpus:
     type; types are numbered in order of first appearance, which is what makes
     the ``leftmost`` tie rule agree with sequence mode. ``TypeCorpus.from_counts``
     takes ``(chunk, count)`` pairs directly (a pre-counted corpus). ``policy``: the
-    compaction policy of the generic loop's pair index (default
+    compaction policy of the id-list representations' pair index (default
     ``ThresholdCompaction()``); the strings representation of overlapping counts has
     no use for one (see :meth:`_TypeRun.merge`).
 

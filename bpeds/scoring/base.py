@@ -15,15 +15,15 @@ class      a score may read                                     re-scored after 
                                                                 ``totals_can_raise`` says so
 ========== =================================================== ===============================
 
-The driver's heap is a max-heap re-validated on pop: an entry whose stored
-priority differs from a fresh score is re-pushed with the fresh one. That is
-exact only while every stored priority is an *upper bound* of its pair's
-current score. The driver upholds it for each class: it re-scores every pair
-whose score may have risen and stores a new bound for it (the fresh score, or,
-on the PMI fast path, a coarser bound held outside the heap: see
-:mod:`bpeds.driver`), and for ``GLOBAL`` scores it asks
-``totals_can_raise(before, after)`` after every merge and re-scores every pair
-if the answer is yes. A score that reads something it did not declare gets a
+The driver's selection structure is a max-heap checked at the top: an entry
+whose stored priority differs from a fresh score is re-pushed with the fresh
+one. That is exact only while every stored priority is an *upper bound* of its
+pair's current score. The driver upholds it from the declarations: it re-scores
+every pair whose score may have risen and stores a new bound for it (the fresh
+score, or a coarser bound: a parked bucket's, or a token's cover for pairs
+asleep under a declared :meth:`Score.unigram_bound`; see :mod:`bpeds.driver`),
+and for ``GLOBAL`` scores it asks ``totals_can_raise(before, after)`` after
+every merge and re-scores every pair if the answer is yes. A score that reads something it did not declare gets a
 :class:`DependencyError`, so an undeclared dependency cannot silently break
 exactness. See ``docs/scoring.md``.
 """
