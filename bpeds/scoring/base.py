@@ -23,9 +23,9 @@ every pair whose score may have risen and stores a new bound for it (the fresh
 score, or a coarser bound: a parked bucket's, or a token's cover for pairs
 asleep under a declared :meth:`Score.unigram_bound`; see :mod:`bpeds.driver`),
 and for ``GLOBAL`` scores it asks ``totals_can_raise(before, after)`` after
-every merge and re-scores every pair if the answer is yes. A score that reads something it did not declare gets a
-:class:`DependencyError`, so an undeclared dependency cannot silently break
-exactness. See ``docs/scoring.md``.
+every merge and re-scores every pair if the answer is yes. A score that reads
+something it did not declare gets a :class:`DependencyError`, so an undeclared
+dependency cannot silently break exactness. See ``docs/scoring.md``.
 """
 
 from __future__ import annotations
