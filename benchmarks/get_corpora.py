@@ -5,7 +5,7 @@ Usage::
     python benchmarks/get_corpora.py benchmarks/corpora          # build what is missing
     python benchmarks/get_corpora.py DEST --force                 # rebuild every file
     python benchmarks/get_corpora.py DEST --cache DIR             # keep downloads elsewhere
-    python benchmarks/get_corpora.py DEST --shared /work/shared/corpora   # + the Proust text
+    python benchmarks/get_corpora.py DEST --shared DIR   # DIR: a folder with 0300511.txt (Proust)
 
 Downloads (cached in ``DEST/.cache`` unless ``--cache``; nothing is installed,
 no root needed) pinned Debian bookworm packages with ``apt-get download`` and

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/get_corpora.py benchmarks/corpora --shared /work/shared/corpora  # once
+    python benchmarks/get_corpora.py benchmarks/corpora  # once (see get_corpora.py for --shared)
     python benchmarks/run.py --quick                   # smoke test of everything, ~2 minutes
     python benchmarks/run.py --publish                 # the full suite (~25 min), then the
                                                        # tables in docs/performance.md + plots
