@@ -213,3 +213,28 @@ class Corpus(Protocol):
     def start(
         self, counting: Counting, want_groups: bool, length: Callable[[int], int]
     ) -> CorpusRun: ...
+
+
+def _take(table: dict[int, int], key: int, weight: int) -> None:
+    """Subtract ``weight`` from ``table[key]``, deleting it at 0."""
+    c = table[key] - weight
+    if c:
+        table[key] = c
+    else:
+        del table[key]
+
+
+def _lose(out: MergeDeltas, lost: dict[int, int]) -> None:
+    """Report old pairs' losses (see :class:`MergeDeltas`): subtracted from
+    ``out.counts`` and listed in ``out.lost``, where given. O(len(lost))."""
+    counts = out.counts
+    if counts is not None:
+        for key, w in lost.items():
+            c = counts[key] - w
+            if c:
+                counts[key] = c
+            else:
+                del counts[key]
+    if out.lost is not None:
+        for key, w in lost.items():
+            out.lost[key] = out.lost.get(key, 0) + w

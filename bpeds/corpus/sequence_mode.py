@@ -18,15 +18,14 @@ from bpeds.corpus.base import (
     _as_bytes,
     _check_counting,
     _groups_for,
+    _lose,
+    _take,
 )
-from bpeds.corpus.type_mode import _lose, _take
 from bpeds.errors import InvariantError
 from bpeds.structures.indexed_list import IndexedList, ListNode
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 
 __all__ = ["SequenceCorpus"]
-
-_NOTHING: dict[int, int] = {}  # (a marker: losses not listed)
 
 
 class SequenceCorpus:
@@ -225,37 +224,18 @@ class _ArraySequenceRun:
             count += 1
         out.sites += count
         born = out.born
-        counts = out.counts
-        lost: dict[int, int] = {} if counts is None or out.lost is not None else _NOTHING
+        lost: dict[int, int] = {}
         hi, lo = new << PAIR_SHIFT, b << PAIR_SHIFT
         for v, lst in rights.items():
-            w = born[hi | v] = len(lst)
-            if counts is not None:
-                key = lo | v
-                c = counts[key] - w
-                if c:
-                    counts[key] = c
-                else:
-                    del counts[key]
-            if lost is not _NOTHING:
-                lost[lo | v] = w
+            born[hi | v] = lost[lo | v] = len(lst)
         for v, lst in lefts.items():
             vs = v << PAIR_SHIFT
             w = born[vs | new] = len(lst)
             if v == new:  # (new, a) of an adjacent site, made above: never in the table
                 _take(born, hi | a, w)
-                continue
-            if counts is not None:
-                key = vs | a
-                c = counts[key] - w
-                if c:
-                    counts[key] = c
-                else:
-                    del counts[key]
-            if lost is not _NOTHING:
+            else:
                 lost[vs | a] = lost.get(vs | a, 0) + w
-        if lost is not _NOTHING:
-            _lose(out, lost, applied=counts is not None)
+        _lose(out, lost)
         if new in lefts:
             # Adjacent sites: keep in the index only the (new, a) whose right token is a.
             rights[a] = [x for x in rights[a] if vals[nxt[x]] == a]

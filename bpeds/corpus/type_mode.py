@@ -14,6 +14,8 @@ from bpeds.corpus.base import (
     _as_bytes,
     _check_counting,
     _groups_for,
+    _lose,
+    _take,
     count_pairs,
 )
 from bpeds.errors import InvariantError
@@ -264,26 +266,6 @@ def _merge_lists(
     _lose(out, lost)
 
 
-def _take(table: dict[int, int], key: int, weight: int) -> None:
-    """Subtract ``weight`` from ``table[key]``, deleting it at 0."""
-    c = table[key] - weight
-    if c:
-        table[key] = c
-    else:
-        del table[key]
-
-
-def _lose(out: MergeDeltas, lost: dict[int, int], *, applied: bool = False) -> None:
-    """Report old pairs' losses (see :class:`MergeDeltas`); ``applied``: already
-    subtracted from ``out.counts``. O(len(lost))."""
-    if out.counts is not None and not applied:
-        for key, w in lost.items():
-            _take(out.counts, key, w)
-    if out.lost is not None:
-        for key, w in lost.items():
-            out.lost[key] = out.lost.get(key, 0) + w
-
-
 class _TypeRun:
     """One run's mutable state over a :class:`TypeCorpus`.
 
@@ -389,8 +371,7 @@ class _TypeRun:
 
     def _to_lists(self) -> None:
         """Leave the strings representation (an id will not fit a character). O(total)."""
-        assert self.strings is not None
-        self.words.extend([list(map(ord, w)) for w in self.strings])
+        self.words.extend([list(map(ord, w)) for w in self.strings or ()])
         for k, ts in self.where.items():
             self.index.extend((ord(k[0]) << PAIR_SHIFT) | ord(k[1]), ts)
         self.strings = None
