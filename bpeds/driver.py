@@ -50,6 +50,7 @@ from bpeds.scoring.registry import get_score
 from bpeds.scoring.strategies import Frequency
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.structures.bound_heap import BoundError, BoundHeap, MultisetBounds
+from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.protocols import Multiset
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 
@@ -305,10 +306,7 @@ class MergeDriver:
                     rises.append((pk, p))
                     if bounds is not None:
                         bounds[pk] = p
-            if bounds is not None:
-                select.extend(rises)  # (rises only: compared with the bounds above)
-            else:
-                select.raise_bounds(rises)
+            select.extend(rises)  # (rises only: compared with the stored bounds above)
             if sleeper and pairs_of is not None:
                 # A sleeping pair's token covers its bound (as stored: parked, 2**e).
                 for pk, _ in rises:
@@ -532,8 +530,6 @@ class MergeDriver:
 
 
 def _default_multiset(tie: Any = None) -> Multiset[int, Any]:
-    from bpeds.structures.heapykiyay import HeapyKiYay
-
     return HeapyKiYay(tie=tie)
 
 
