@@ -190,12 +190,7 @@ class BoundHeap:
 
     def push(self, key: int, priority: Any) -> None:
         """Store ``priority`` as an upper bound of ``key``'s (a rise must be pushed)."""
-        if self._park and priority > 0:
-            e = exponent(priority)
-            if e < self._low:
-                self._park_key(key, e, priority)
-                return
-        heappush(self._heap, self._entry(key, priority))
+        self.extend(((key, priority),))
 
     def extend(self, items: Iterable[tuple[int, Any]]) -> None:
         """``push`` each ``(key, priority)``; one call for a merge's new bounds."""
