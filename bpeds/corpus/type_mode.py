@@ -308,6 +308,9 @@ class _TypeRun:
         #: Report unigram counts and weighted merge sites (``MergeDeltas.sites``); the
         #: driver turns this off when its score reads neither unigram counts nor totals.
         self.count_sites = True
+        #: Token -> types that held it when it was made (entries may be stale or
+        #: repeated), for :meth:`split`; None (not kept) unless the driver asks.
+        self.holders: dict[int, list[int]] | None = None
         #: The types as id lists (the other representations).
         self.words: list[list[int]] = []
         words = self.words
@@ -404,19 +407,13 @@ class _TypeRun:
                 self._merge_recount(a, b, new, out)
                 return
             fresh: defaultdict[int, list[int]] = defaultdict(list)
-            _merge_lists(
-                self.index.take((a << PAIR_SHIFT) | b),
-                self.words,
-                self.counts,
-                a,
-                b,
-                new,
-                out,
-                fresh,
-            )
+            types = self.index.take((a << PAIR_SHIFT) | b)
+            _merge_lists(types, self.words, self.counts, a, b, new, out, fresh)
             extend = self.index.extend
             for k2, ts in fresh.items():
                 extend(k2, ts)
+            if self.holders is not None:  # (stale entries are skipped on use)
+                self.holders[new] = list(types)
             return
         words = self.strings
         where = self.where
@@ -427,6 +424,7 @@ class _TypeRun:
         count_sites = self.count_sites
         singles: list[int] = []  # types with one site (when sites are counted)
         multi = 0  # weighted sites of the others
+        hold: list[int] | None = None if self.holders is None else []
         last_t = -1
         for t in where.pop(k, ()):
             if t == last_t:
@@ -444,8 +442,12 @@ class _TypeRun:
                     rights[tail[0]].append(t)
                 if count_sites:
                     singles.append(t)
+                if hold is not None:
+                    hold.append(t)
                 continue
             merged = words[t] = w.replace(k, n)
+            if hold is not None:
+                hold.append(t)
             if count_sites:
                 multi += self.counts[t] * (len(w) - len(merged))
             i = len(head)
@@ -494,6 +496,8 @@ class _TypeRun:
                 lost[key] = lost.get(key, 0) + weight
         if self.count_sites:
             out.sites += sum(map(wcount, singles)) + multi
+        if hold is not None and self.holders is not None:
+            self.holders[new] = hold
 
     def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """The general path (non-overlapping counts, per-group counts): recount each
@@ -507,6 +511,8 @@ class _TypeRun:
         add = self.index.add
         types = self.index.raw(pk)
         self.index.discard(pk)
+        if self.holders is not None:
+            self.holders[new] = list(types)
         for t in types:
             w = words[t]
             res: list[int] = []
@@ -545,6 +551,131 @@ class _TypeRun:
                         if row is None:
                             row = gd[k] = [0] * ngroups
                         row[g] += sign * v * c
+
+    def split(self, token: int, parts: tuple[int, ...], out: MergeDeltas) -> None:
+        """Replace every occurrence of ``token`` by ``parts``, in every type, and
+        report the count changes (``out.pairs``; ``out.sites``: the occurrences,
+        weighted; per group, ``out.group_sites`` is minus the tokens gained).
+
+        Needs :attr:`holders` (:meth:`start_holders` before the first merge).
+        Complexity: O(length of the types that held ``token``).
+        """
+        holders = self.holders
+        if holders is None:
+            raise ValueError("split needs the run's token holders: call start_holders() first")
+        self._rewrite(holders.pop(token, []), (token,), parts, out)
+
+    def merge_into(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """:meth:`merge` into an id that may already occur (a token made again by
+        another pair, or one removed and made again): every non-overlapping
+        ``(a, b)``, left to right, becomes ``new``; changes as :meth:`split` reports
+        them (``out.sites``: the sites). O(length of the types holding the pair)."""
+        if self.strings is not None and new >= CHAR_IDS:
+            self._to_lists()
+        if self.strings is not None:
+            types = self.where.pop(chr(a) + chr(b), [])
+        else:
+            pk = (a << PAIR_SHIFT) | b
+            types = list(self.index.raw(pk))
+            self.index.discard(pk)
+        self._rewrite(types, (a, b), (new,), out)
+
+    def _rewrite(
+        self, types: list[int], find: tuple[int, ...], repl: tuple[int, ...], out: MergeDeltas
+    ) -> None:
+        """Replace every non-overlapping ``find``, left to right, by ``repl`` in the
+        listed types (stale or repeated entries are skipped); recount each changed
+        type before and after, list it under the pairs it gained and as a holder of
+        the merged tokens of ``repl``. O(length of the listed types)."""
+        holders = self.holders
+        d = out.pairs
+        counts, groups = self.counts, self.groups
+        gained = len(repl) - len(find)
+        merged_parts = [p for p in dict.fromkeys(repl) if p >= 256]
+        if holders is not None:
+            for p in merged_parts:
+                holders.setdefault(p, [])
+        strings = self.strings
+        if strings is not None and max(repl) < CHAR_IDS:
+            old, rep = "".join(map(chr, find)), "".join(map(chr, repl))
+            where = self.where
+            for t in dict.fromkeys(types):
+                w = strings[t]
+                if old not in w:
+                    continue
+                nw = strings[t] = w.replace(old, rep)
+                occ = (len(nw) - len(w)) // gained if gained else w.count(old)
+                c = counts[t]
+                before = Counter(map(add, w, w[1:]))
+                after = Counter(map(add, nw, nw[1:]))
+                for k2, v in before.items():
+                    dv = after.get(k2, 0) - v
+                    if dv:
+                        key = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
+                        d[key] = d.get(key, 0) + dv * c
+                for k2, v in after.items():
+                    dv = v - before.get(k2, 0)
+                    if dv > 0:
+                        key = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
+                        d[key] = d.get(key, 0) + dv * c
+                        where.setdefault(k2, []).append(t)
+                out.sites += occ * c
+                if holders is not None:
+                    for p in merged_parts:
+                        holders[p].append(t)
+            return
+        if strings is not None:  # (an id past CHAR_IDS: leave strings first)
+            self._to_lists()
+        words = self.words
+        add_index = self.index.add
+        width = len(find)
+        for t in dict.fromkeys(types):
+            ids = words[t]
+            out_ids: list[int] = []
+            occ = 0
+            i, n = 0, len(ids)
+            while i < n:
+                if ids[i] == find[0] and tuple(ids[i : i + width]) == find:
+                    out_ids.extend(repl)
+                    occ += 1
+                    i += width
+                else:
+                    out_ids.append(ids[i])
+                    i += 1
+            if not occ:
+                continue
+            words[t] = out_ids
+            c = counts[t]
+            was = count_pairs(ids, self.counting)
+            got = count_pairs(out_ids, self.counting)
+            for k2, v in was.items():
+                d[k2] = d.get(k2, 0) - v * c
+            for k2, v in got.items():
+                d[k2] = d.get(k2, 0) + v * c
+                if v > was.get(k2, 0):
+                    add_index(k2, t)
+            out.sites += occ * c
+            if holders is not None:
+                for p in merged_parts:
+                    holders[p].append(t)
+            if self.want_groups:
+                g = groups[t]
+                out.group_sites[g] -= occ * c * gained
+                gd = out.group_pairs
+                for sign, table in ((1, got), (-1, was)):
+                    for k2, v in table.items():
+                        row = gd.get(k2)
+                        if row is None:
+                            row = gd[k2] = [0] * self.num_groups
+                        row[g] += sign * v * c
+        for k2 in [k2 for k2, v in d.items() if v == 0]:
+            del d[k2]
+
+    def start_holders(self) -> None:
+        """Keep, from now on, which types each new token is made in (for :meth:`split`).
+        Call before the first merge. O(1)."""
+        if self.holders is None:
+            self.holders = {}
 
     def check(self) -> None:
         """The pair index's own invariants; with strings, that every pair of every
