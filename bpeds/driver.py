@@ -512,6 +512,8 @@ class MergeDriver:
 
         loop._remove = remove
         limit = self.num_merges if variant is None else self.max_merges
+        if variant is not None:
+            variant.begin(loop)
         target = self.num_merges
         done = 0
         while done < limit:

@@ -4,9 +4,10 @@ A score says *which* pair to merge; a variant says what else happens around
 each merge. Most published BPE variants keep frequency as the score and change
 the loop: Picky BPE removes tokens that were only ever intermediates, Scaffold-BPE
 hides them at encoding time. A :class:`Variant` is called by the driver (and by
-the brute-force oracle in :mod:`bpeds.testing`) through two hooks, and acts
+the brute-force oracle in :mod:`bpeds.testing`) through three hooks, and acts
 through a :class:`Loop`:
 
+- :meth:`Variant.begin`: once, before the first selection;
 - :meth:`Variant.before_merge`: the next pair has been selected (its record is
   known) and is about to be merged;
 - :meth:`Variant.after_merge`: a pair was merged everywhere.
@@ -134,6 +135,10 @@ class Variant:
     hides: ClassVar[bool] = True
     same_bytes_same_token: ClassVar[bool] = False
 
+    def begin(self, loop: Loop) -> None:
+        """Called once before the first selection (reset per-run state here).
+        Default: nothing."""
+
     def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
         """Called when ``pair`` (occurring ``count`` times) was selected, before the
         merge. Default: nothing."""
@@ -234,6 +239,9 @@ class Scaffold(Variant):
 
     def options(self) -> dict[str, Any]:
         return {"min_count": self.min_count}
+
+    def begin(self, loop: Loop) -> None:
+        self._last = None
 
     def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
         self._last = pair

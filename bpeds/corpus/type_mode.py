@@ -616,8 +616,9 @@ class _TypeRun:
                 for k2, v in after.items():
                     dv = v - before.get(k2, 0)
                     if dv > 0:
-                        key = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
-                        d[key] = d.get(key, 0) + dv * c
+                        if k2 not in before:
+                            key = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
+                            d[key] = d.get(key, 0) + v * c
                         where.setdefault(k2, []).append(t)
                 out.sites += occ * c
                 if holders is not None:

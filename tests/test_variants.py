@@ -1,0 +1,239 @@
+"""Loop variants: the driver equals the brute-force oracle event for event, Picky equals the
+paper's trainer, and misuse is refused with clear errors."""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpeds.corpus import SequenceCorpus, TypeCorpus
+from bpeds.driver import MergeDriver
+from bpeds.testing.oracle import brute_force_run
+from bpeds.variants import Event, Loop, Picky, Scaffold, Variant, get_variant
+from tests.budget import examples
+
+DATA = Path(__file__).parent / "data"
+
+
+class RemoveLeftEveryThird(Variant):
+    """A user-written hook: every third merge, remove its left token (if merged)."""
+
+    name = "every_third"
+    removes = True
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        if loop.merges_done % 3 == 0 and pair[0] >= 256 and pair[0] not in loop.removed:
+            loop.remove(pair[0])
+
+
+class MarkRare(Variant):
+    """A user-written hook: mark the new token when it occurs fewer than 3 times;
+    unmark every marked token on each fifth merge."""
+
+    name = "mark_rare"
+    needs_unigrams = True
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        if loop.merges_done % 5 == 0:
+            for t in sorted(loop.marked):
+                loop.unmark(t)
+        elif loop.unigram(new) < 3:
+            loop.mark(new)
+
+
+def _variants() -> list[Any]:
+    return [
+        Picky(0.3),
+        Picky(0.6),
+        Picky(0.9),
+        Scaffold(),
+        Scaffold(min_count=3),
+        RemoveLeftEveryThird(),
+        MarkRare(),
+    ]
+
+
+VARIANT_IDS = ["picky0.3", "picky0.6", "picky0.9", "scaffold", "scaffold3", "user_rm", "user_mark"]
+chunk = st.lists(st.sampled_from(b"abc "), min_size=0, max_size=12).map(bytes)
+corpora = st.lists(chunk, min_size=1, max_size=10)
+
+
+def _driver_run(chunks: list[bytes], n: int, **options: Any) -> tuple[list[Any], list[Event]]:
+    counts = collections.Counter(c for c in chunks if c)
+    corpus = TypeCorpus([c for c in chunks if c])
+    assert corpus.num_types == len(counts)
+    driver = MergeDriver(corpus, n, **options)
+    records = driver.run()
+    return records, driver.events
+
+
+@pytest.mark.parametrize("variant", range(len(VARIANT_IDS)), ids=VARIANT_IDS)
+@pytest.mark.parametrize(
+    ("score", "tie"),
+    [
+        ("frequency", "lexicographic"),
+        ("frequency", "leftmost"),
+        ("frequency", "smallest_ids"),
+        ("pmi", "smallest_ids"),
+        ("length_weighted", "lexicographic"),
+    ],
+)
+@settings(max_examples=examples(ci=20, local=6))
+@given(chunks=corpora, n=st.integers(1, 10))
+def test_driver_equals_oracle_event_for_event(
+    chunks: list[bytes], n: int, variant: int, score: str, tie: str
+) -> None:
+    kept = [c for c in chunks if c]
+    options: dict[str, Any] = {"score": score, "tie": tie, "max_merges": 3 * n + 2}
+    ours = _driver_run(kept, n, variant=_variants()[variant], **options)
+    ref = brute_force_run(kept, n, variant=_variants()[variant], **options)
+    assert ours[1] == ref[1]
+    assert [(r.pair, r.new_id, r.count) for r in ours[0]] == [
+        (r.pair, r.new_id, r.count) for r in ref[0]
+    ]
+
+
+@pytest.mark.parametrize("counting", ["overlapping", "non_overlapping"])
+@settings(max_examples=examples(ci=30, local=10))
+@given(chunks=corpora, n=st.integers(1, 10), threshold=st.floats(0.05, 1.0))
+def test_picky_removes_and_remakes_as_the_oracle_does(
+    chunks: list[bytes], n: int, threshold: float, counting: str
+) -> None:
+    """Both type-mode representations (strings of ids; id lists, which non-overlapping
+    counting uses) split and re-make tokens exactly."""
+    kept = [c for c in chunks if c]
+    options: dict[str, Any] = {
+        "tie": "lexicographic",
+        "max_merges": 3 * n + 2,
+        "counting": counting,
+    }
+    ours = _driver_run(kept, n, variant=Picky(threshold), **options)
+    ref = brute_force_run(kept, n, variant=Picky(threshold), **options)
+    assert ours[1] == ref[1]
+
+
+def _picky_words() -> list[tuple[bytes, int]]:
+    text = (DATA / "tinyshakespeare_100k.txt").read_text(encoding="utf-8")
+    words: collections.Counter[str] = collections.Counter()
+    for line in text.splitlines():
+        words.update(line.split())
+    return [((" " + w).encode(), n) for w, n in words.items()]
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["threshold0.6", "threshold0.9"])
+def test_picky_equals_the_papers_trainer(case: int) -> None:
+    """Event for event (merges and removals, in order) against the paper's code, whose
+    output is stored in tests/data/picky_golden.json (see tests/data/SOURCES.md)."""
+    golden = json.loads((DATA / "picky_golden.json").read_text(encoding="utf-8"))
+    expected = golden["cases"][case]
+    ref = expected["events"]
+    merges = sum(e[0] == "merge" for e in ref)
+    driver = MergeDriver(
+        TypeCorpus.from_counts(_picky_words()),
+        10**6,
+        variant=Picky(expected["threshold"]),
+        tie="lexicographic",
+        max_merges=merges,
+    )
+    driver.run()
+    text = lambda t: driver.vocab.token_bytes(t).decode()  # noqa: E731
+    ours: list[list[Any]] = []
+    for e in driver.events:
+        if e.kind == "merge":
+            ours.append(["merge", text(e.parts[0]), text(e.parts[1]), text(e.token)])
+        else:
+            ours.append(["remove", text(e.token), [text(p) for p in e.parts]])
+    assert sum(e[0] == "remove" for e in ours) > 10  # (the case exercises removals)
+    assert ours == ref
+
+
+def test_vocabulary_target_counts_present_unmarked_tokens() -> None:
+    """A run with removals merges more than num_merges times and ends with exactly
+    num_merges present tokens past the bytes."""
+    driver = MergeDriver(
+        TypeCorpus.from_counts(_picky_words()), 200, variant=Picky(0.6), tie="lexicographic"
+    )
+    driver.run()
+    removed = {e.token for e in driver.events if e.kind == "remove"}
+    remade = {e.token for e in driver.events if e.kind == "merge"}
+    live = {e.token for e in driver.events if e.kind == "merge"}
+    for e in driver.events:  # replay: which tokens are present at the end
+        if e.kind == "merge":
+            live.add(e.token)
+        elif e.kind == "remove":
+            live.discard(e.token)
+    assert removed and remade
+    assert len(driver.records) > 200
+    assert len(live) == 200
+
+
+def test_scaffold_marks_and_reactivates() -> None:
+    text = (DATA / "taylorswift.txt").read_text(encoding="utf-8")[:30000]
+    chunks = [(" " + w).encode() for w in text.split()]
+    driver = MergeDriver(TypeCorpus(chunks), 150, variant=Scaffold(), tie="smallest_ids")
+    driver.run()
+    kinds = collections.Counter(e.kind for e in driver.events)
+    assert kinds["mark"] > 0
+    marked = set()
+    for e in driver.events:
+        if e.kind == "mark":
+            marked.add(e.token)
+        elif e.kind == "unmark":
+            marked.discard(e.token)
+    assert kinds["merge"] == 150 + len(marked)
+
+
+def test_a_variant_that_removes_needs_type_mode() -> None:
+    with pytest.raises(ValueError, match="type mode"):
+        MergeDriver(SequenceCorpus([b"abab"]), 2, variant="picky").run()
+
+
+def test_misuse_is_refused_clearly() -> None:
+    class RemoveTooEarly(Variant):
+        removes = True
+
+        def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
+            if loop.merges_done:
+                loop.remove(256)
+
+    with pytest.raises(ValueError, match="after_merge only"):
+        MergeDriver(TypeCorpus([b"abab", b"abc"]), 3, variant=RemoveTooEarly()).run()
+
+    class Undeclared(Variant):
+        def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+            loop.unigram(new)
+
+    with pytest.raises(ValueError, match="needs_unigrams"):
+        MergeDriver(TypeCorpus([b"abab"]), 2, variant=Undeclared()).run()
+
+    class RemoveByte(Variant):
+        removes = True
+
+        def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+            loop.remove(97)
+
+    with pytest.raises(ValueError, match="it is a byte"):
+        MergeDriver(TypeCorpus([b"abab"]), 2, variant=RemoveByte()).run()
+    with pytest.raises(ValueError, match="unknown variant 'picy'"):
+        get_variant("picy")
+    with pytest.raises(ValueError, match=r"threshold must be a number in \(0, 1\]"):
+        Picky(1.5)
+    with pytest.raises(ValueError, match="does not take options"):
+        get_variant({"name": "picky", "tau": 0.5})
+
+
+def test_max_merges_bounds_a_run_that_never_reaches_its_target() -> None:
+    class RemoveEverything(Variant):
+        removes = True
+
+        def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+            loop.remove(new)
+
+    driver = MergeDriver(TypeCorpus([b"abab", b"abc"]), 5, variant=RemoveEverything(), max_merges=7)
+    assert len(driver.run()) == 7
