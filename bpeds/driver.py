@@ -688,6 +688,7 @@ class _RunLoop:
         self._remove: Callable[[int], tuple[int, ...]] | None = None
         self.removed: set[int] = set()
         self.marked: set[int] = set()
+        self.initial = len(driver.vocab)
         self.merges_done = 0
         self.sites = 0
         self.phase = ""
@@ -714,6 +715,10 @@ class _RunLoop:
     def merged_sites(self) -> int:
         self._need_uni()
         return self.sites
+
+    def remaining(self) -> int:
+        size = len(self._driver.vocab) - self.initial - len(self.removed) - len(self.marked)
+        return self._driver.num_merges - size
 
     def _check(self, token: int) -> None:
         if isinstance(token, bool) or not isinstance(token, int):

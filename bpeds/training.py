@@ -45,6 +45,7 @@ from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
+from bpeds.variants import Variant, get_variant
 from bpeds.vocab import BYTE_TOKENS
 
 __all__ = ["PRESETS", "count_pieces", "train"]
@@ -295,6 +296,7 @@ def train(
     min_frequency: int = 1,
     max_token_length: int | None = None,
     score: Score | str | dict[str, Any] = "frequency",
+    variant: Variant | str | dict[str, Any] | None = None,
     tie: TieRule | str | _Default = _Default.TIE,
     representation: str | _Default = _Default.REPRESENTATION,
     counting: str = "overlapping",
@@ -361,6 +363,12 @@ def train(
     distinct pieces; scales to large corpora) or ``"sequence"`` (every piece
     in order, as minbpe; ``counting="overlapping"`` only); default: the
     preset's, else ``"type"``.
+    ``variant``: a loop variant (:mod:`bpeds.variants`: ``"picky"``,
+    ``"scaffold"``, a dict ``{"name": ..., **options}`` or your own
+    :class:`~bpeds.variants.Variant`); ``vocab_size`` then counts the tokens
+    encoding can emit (removed and hidden tokens keep their ids but do not
+    count), and the tokenizer keeps the run's event log and encodes by it.
+    Variants that remove tokens need ``representation="type"``.
     ``workers``: processes for splitting and counting (the merges do not
     depend on it). ``progress``: see :func:`bpeds.progress.resolve_progress`
     (the bar counts merges). ``preset``: ``"minbpe-basic"``,
@@ -395,6 +403,7 @@ def train(
     workers = _check_int(workers, "workers", 1)
     errors = check_errors(errors)
     score_obj = get_score(score)
+    variant_obj = None if variant is None else get_variant(variant)
     tie_obj = tie_rule(opts["tie"])
     prog = resolve_progress(progress)
     texts, given = _special_texts(special_tokens)
@@ -459,6 +468,7 @@ def train(
             counting=counting,  # type: ignore[arg-type]
             min_count=min_frequency,
             max_token_length=max_token_length,
+            variant=variant_obj,
         )
         prog.start(num_merges)
         try:
@@ -468,8 +478,15 @@ def train(
                     on_merge(record, driver.vocab.token_bytes(record.new_id))
         finally:
             prog.close()
-    merges = [r.pair for r in driver.records]
-    if len(merges) < num_merges:
+    vocab = driver.vocab
+    merges = [vocab.parents(t) or (t, t) for t in range(BYTE_TOKENS, len(vocab))]
+    events = None
+    if variant_obj is not None:
+        events = [
+            [e.kind, e.token, *e.parts] if e.kind != "merge" else ["merge", e.token, *e.parts]
+            for e in driver.events
+        ]
+    if len(driver.records) < num_merges and variant_obj is None:
         warnings.warn(
             f"training stopped after {len(merges)} of {num_merges} merges: no pair is left "
             f"that occurs at least min_frequency={min_frequency} times"
@@ -491,7 +508,7 @@ def train(
         recorded["preset"] = preset
     if groups is not None:
         recorded["groups"] = [name for name, _ in groups]
-    return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded)
+    return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded, events=events)
 
 
 def _grouped_corpus(

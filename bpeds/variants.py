@@ -96,6 +96,10 @@ class Loop(Protocol):
         """How often ``token`` occurs in the corpus now (needs ``needs_unigrams``)."""
         ...
 
+    def remaining(self) -> int:
+        """Tokens still to add before the vocabulary reaches its target."""
+        ...
+
     def merged_sites(self) -> int:
         """How many occurrences the last merge made (``needs_unigrams``)."""
         ...
@@ -247,9 +251,11 @@ class Scaffold(Variant):
         self._last = pair
 
     def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
-        for t in sorted(loop.marked):
-            if loop.unigram(t) >= count and loop.unigram(t) >= self.min_count:
-                loop.unmark(t)
+        back = [
+            (-f, t) for t in loop.marked if (f := loop.unigram(t)) >= count and f >= self.min_count
+        ]
+        for _, t in sorted(back)[: loop.remaining()]:  # (most frequent first)
+            loop.unmark(t)
         last, self._last = self._last, None
         if last is None:
             return

@@ -142,7 +142,10 @@ def test_picky_equals_the_papers_trainer(case: int) -> None:
         max_merges=merges,
     )
     driver.run()
-    text = lambda t: driver.vocab.token_bytes(t).decode()  # noqa: E731
+
+    def text(t: int) -> str:
+        return driver.vocab.token_bytes(t).decode()
+
     ours: list[list[Any]] = []
     for e in driver.events:
         if e.kind == "merge":
@@ -168,7 +171,8 @@ def test_vocabulary_target_counts_present_unmarked_tokens() -> None:
             live.add(e.token)
         elif e.kind == "remove":
             live.discard(e.token)
-    assert removed and remade
+    assert removed
+    assert remade
     assert len(driver.records) > 200
     assert len(live) == 200
 
@@ -237,3 +241,152 @@ def test_max_merges_bounds_a_run_that_never_reaches_its_target() -> None:
 
     driver = MergeDriver(TypeCorpus([b"abab", b"abc"]), 5, variant=RemoveEverything(), max_merges=7)
     assert len(driver.run()) == 7
+
+
+# -- the tokenizer layer: encode by the event log, save/load, CLI, exports ---------------
+
+
+def _naive_replay(events: list[list[Any]], piece: bytes, hidden: set[int]) -> list[int]:
+    """Every event, in order, applied to the whole piece (the definition)."""
+    from bpeds.testing.oracle import apply_merge
+
+    tokens = list(piece)
+    parents: dict[int, tuple[int, int]] = {}
+    for e in events:
+        if e[0] == "merge":
+            parents.setdefault(e[1], (e[2], e[3]))
+            tokens = apply_merge(tokens, e[2], e[3], e[1])
+        elif e[0] == "remove":
+            tokens = [p for t in tokens for p in ([*e[2:]] if t == e[1] else [t])]
+    out: list[int] = []
+    stack: list[int] = []
+    for t in tokens:
+        stack.append(t)
+        while stack:
+            x = stack.pop()
+            if x in hidden:
+                stack += reversed(parents[x])
+            else:
+                out.append(x)
+    return out
+
+
+@pytest.mark.parametrize("variant", ["picky", "scaffold", {"name": "picky", "threshold": 0.5}])
+@settings(max_examples=examples(ci=25, local=8))
+@given(chunks=st.lists(st.text(alphabet="ab c", min_size=1, max_size=12), min_size=1, max_size=12))
+def test_tokenizer_encodes_by_replaying_its_events(chunks: list[str], variant: Any) -> None:
+    import bpeds
+
+    tok = bpeds.train(chunks, 256 + 8, pattern=None, variant=variant, tie="lexicographic")
+    events = tok.events
+    assert events is not None
+    hidden: set[int] = set()
+    for e in events:
+        if e[0] == "mark":
+            hidden.add(e[1])
+        elif e[0] in ("unmark", "remove"):
+            hidden.discard(e[1])
+    for text in chunks:
+        ids = tok.encode_ordinary(text)
+        assert ids == _naive_replay(events, text.encode(), hidden)
+        assert tok.decode(ids) == text
+        assert not hidden & set(ids)
+
+
+def test_variant_models_round_trip_and_refuse_formats_that_cannot_hold_them(
+    tmp_path: Path,
+) -> None:
+    import bpeds
+    from bpeds.formats import FormatError
+    from bpeds.formats.hf import hf_tokenizer_json
+    from bpeds.formats.minbpe import minbpe_model_text
+    from bpeds.formats.tiktoken_format import tiktoken_ranks
+
+    text = (DATA / "taylorswift.txt").read_text(encoding="utf-8")
+    tok = bpeds.train(text, 700, variant={"name": "picky", "threshold": 0.6})
+    assert tok.replays
+    assert tok.vocab_size == 700
+    removed = {e[1] for e in tok.events or () if e[0] == "remove"}
+    assert removed
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    path = tmp_path / "picky.json"
+    tok.save(path)
+    assert '"version": 2' in path.read_text(encoding="utf-8")
+    back = bpeds.Tokenizer.load(path)
+    assert back == tok
+    assert back.encode(text) == ids
+    for export in (hf_tokenizer_json, minbpe_model_text, tiktoken_ranks):
+        with pytest.raises(FormatError, match="cannot express"):
+            export(tok)
+    plain = bpeds.train(text, 700)
+    assert not plain.replays
+    assert plain.events is None
+    assert '"version": 1' in bpeds.persist.dumps(plain)
+
+
+def test_a_tampered_event_log_is_refused() -> None:
+    import bpeds
+    from bpeds.errors import TokenizerError
+
+    tok = bpeds.train(["abab abc"] * 3, 260, pattern=None, variant="picky")
+    events = tok.events or []
+    bad = [list(e) for e in events] + [["remove", 97, 97]]
+    with pytest.raises(TokenizerError, match="cannot remove token 97"):
+        bpeds.Tokenizer(tok.merges, pattern=None, events=bad)
+    with pytest.raises(TokenizerError, match="unknown kind"):
+        bpeds.Tokenizer(tok.merges, pattern=None, events=[["split", 256]])
+
+
+def test_cli_trains_with_a_variant(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "m.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bpeds",
+            "train",
+            str(DATA / "taylorswift.txt"),
+            "--vocab-size",
+            "400",
+            "--variant",
+            "picky",
+            "--variant-options",
+            '{"threshold": 0.6}',
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    import bpeds
+
+    tok = bpeds.Tokenizer.load(out)
+    assert tok.options["variant"] == {"name": "picky", "threshold": 0.6}
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bpeds",
+            "train",
+            str(DATA / "taylorswift.txt"),
+            "--vocab-size",
+            "400",
+            "--variant",
+            "picky",
+            "--variant-options",
+            '{"tau": 1}',
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert "does not take options" in bad.stderr

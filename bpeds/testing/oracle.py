@@ -105,6 +105,7 @@ def brute_force_run(
         group_bytes[g] += len(s)
     records: list[MergeRecord] = []
     loop = _OracleLoop(vocab, plugin)
+    loop.target = num_merges
     events = loop.events
     limit = (
         num_merges
@@ -221,6 +222,7 @@ class _OracleLoop:
         self.marked: set[int] = set()
         self.events: list[Event] = []
         self.merges_done = 0
+        self.target = 0
         self.sites = 0
         self.phase = ""
         self.stopped = False
@@ -230,6 +232,9 @@ class _OracleLoop:
 
     def merged_sites(self) -> int:
         return self.sites
+
+    def remaining(self) -> int:
+        return self.target - (len(self.vocab) - 256 - len(self.removed) - len(self.marked))
 
     def remove(self, token: int) -> tuple[int, ...]:
         if self.phase != "after":
