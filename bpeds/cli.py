@@ -246,6 +246,8 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
     variant = _variant_spec(args.variant, args.variant_options)
     if variant is not None:
         options["variant"] = variant
+    if args.base is not None:
+        options["base"] = load_model(args.base)
     started = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -649,6 +651,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="JSON",
         help="the score's options as a JSON object, e.g. '{\"min_count\": 2}' (the keyword "
         "arguments of its class)",
+    )
+    t.add_argument(
+        "--base",
+        metavar="MODEL",
+        help="continue training from this model (any format 'bpeds import' reads): its "
+        "tokens and merges keep their ids and ranks, new merges come after them, and "
+        "--vocab-size counts its tokens too",
     )
     t.add_argument(
         "--variant",

@@ -37,6 +37,7 @@ from typing import Any
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
+from bpeds.encoder import bpe
 from bpeds.io import DEFAULT_BLOCK_SIZE, InvalidTextError, check_data, check_errors, iter_segments
 from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
@@ -46,7 +47,7 @@ from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
 from bpeds.variants import Variant, get_variant
-from bpeds.vocab import BYTE_TOKENS
+from bpeds.vocab import BYTE_TOKENS, Vocab
 
 __all__ = ["PRESETS", "count_pieces", "train"]
 
@@ -307,6 +308,7 @@ def train(
     errors: str = "strict",
     on_merge: OnMerge | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    base: Tokenizer | str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """Train a tokenizer of ``vocab_size`` tokens on ``data``.
 
@@ -369,6 +371,14 @@ def train(
     encoding can emit (removed and hidden tokens keep their ids but do not
     count), and the tokenizer keeps the run's event log and encodes by it.
     Variants that remove tokens need ``representation="type"``.
+    ``base``: continue training from this tokenizer (a
+    :class:`~bpeds.tokenizer.Tokenizer`, or a model file in any format
+    :func:`bpeds.formats.load_model` reads): every piece of ``data`` starts as
+    the base encodes it, every base token and merge keeps its id and rank, and
+    the new merges rank after them, so ``vocab_size`` counts the base's tokens
+    too. ``pattern`` defaults to the base's; base special tokens keep their ids
+    unless a new merge needs the id (then they move after the new merges, with a
+    warning); new special tokens (a list) come last. Type representation only.
     ``workers``: processes for splitting and counting (the merges do not
     depend on it). ``progress``: see :func:`bpeds.progress.resolve_progress`
     (the bar counts merges). ``preset``: ``"minbpe-basic"``,
@@ -387,6 +397,9 @@ def train(
 
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
     """
+    base_tok = None if base is None else _base_tokenizer(base)
+    if base_tok is not None and pattern is _Default.PATTERN and preset is None:
+        pattern = base_tok.pattern
     opts = _apply_preset(preset, {"pattern": pattern, "representation": representation, "tie": tie})
     source, _ = resolve_pattern(opts["pattern"])
     representation = opts["representation"]
@@ -408,6 +421,21 @@ def train(
     prog = resolve_progress(progress)
     texts, given = _special_texts(special_tokens)
     minimum = BYTE_TOKENS + len(texts)
+    if base_tok is not None:
+        if representation != "type":
+            raise ValueError("continued training (base=...) needs representation='type'")
+        if given is not None:
+            raise ValueError(
+                "with base=..., give special tokens as a list of texts: the base's keep "
+                "their ids and new ones come after the new merges"
+            )
+        texts = [t for t in texts if t not in base_tok.special_tokens]
+        minimum = base_tok.vocab_size + len(texts)
+        if vocab_size < minimum:
+            raise ValueError(
+                f"vocab_size must be at least {minimum} (the base's {base_tok.vocab_size} "
+                f"tokens + {len(texts)} new special tokens), got {vocab_size}"
+            )
     if vocab_size < minimum:
         raise ValueError(
             f"vocab_size must be at least {minimum} (256 byte tokens + {len(texts)} special "
@@ -422,6 +450,8 @@ def train(
 
     groups = _groups(data)
     _check_groups(score_obj, groups)
+    if base_tok is not None and groups is not None:
+        raise ValueError("continued training (base=...) takes ungrouped data")
 
     for part in [data] if groups is None else [part for _, part in groups]:
         _warn_if_path_like_text(part)
@@ -445,6 +475,15 @@ def train(
             pieces = pieces_of(data)
             if isinstance(pieces, list):
                 corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
+            elif base_tok is not None:
+                start_vocab = Vocab()
+                for a, b in base_tok.merges:
+                    start_vocab.add(a, b)
+                ranks = base_tok.mergeable_ranks()
+                corpus = TypeCorpus.from_token_counts(
+                    ((bpe(p.encode("utf-8"), ranks), n) for p, n in pieces.items()),
+                    start_vocab.length,
+                )
             else:
                 corpus = TypeCorpus._from_pieces(pieces)
             del pieces
@@ -469,6 +508,7 @@ def train(
             min_count=min_frequency,
             max_token_length=max_token_length,
             variant=variant_obj,
+            vocab=None if base_tok is None else start_vocab,
         )
         prog.start(num_merges)
         try:
@@ -488,9 +528,9 @@ def train(
         ]
     if len(driver.records) < num_merges and variant_obj is None:
         warnings.warn(
-            f"training stopped after {len(merges)} of {num_merges} merges: no pair is left "
+            f"training stopped after {len(driver.records)} of {num_merges} merges: no pair is left "
             f"that occurs at least min_frequency={min_frequency} times"
-            + (" (the corpus is empty)" if not merges and corpus_is_empty(corpus) else ""),
+            + (" (the corpus is empty)" if not driver.records and corpus_is_empty(corpus) else ""),
             UserWarning,
             stacklevel=2,
         )
@@ -499,6 +539,8 @@ def train(
         if given_ids is not None
         else {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(texts)}
     )
+    if base_tok is not None:
+        ids = _continued_specials(base_tok, len(merges), texts)
     recorded = driver.options()
     recorded["score"] = describe_score(score, score_obj)
     recorded["min_frequency"] = recorded.pop("min_count")
@@ -508,7 +550,49 @@ def train(
         recorded["preset"] = preset
     if groups is not None:
         recorded["groups"] = [name for name, _ in groups]
+    if base_tok is not None:
+        recorded["base"] = {"merges": base_tok.num_merges, "options": base_tok.options}
     return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded, events=events)
+
+
+def _base_tokenizer(base: object) -> Tokenizer:
+    """The tokenizer to continue from: a Tokenizer, or a model file of any known format."""
+    if isinstance(base, Tokenizer):
+        tok = base
+    elif isinstance(base, str | os.PathLike):
+        from bpeds.formats import load_model  # (same layer: formats build tokenizers)
+
+        tok = load_model(base)
+    else:
+        raise TypeError(
+            f"base must be a Tokenizer or the path of a model file, got {type(base).__name__}"
+        )
+    if tok.replays:
+        raise ValueError(
+            "cannot continue from a tokenizer that encodes by a loop variant's event log "
+            "(removed, re-made or hidden tokens): continue from a plain BPE tokenizer"
+        )
+    return tok
+
+
+def _continued_specials(base: Tokenizer, num_merges: int, texts: list[str]) -> dict[str, int]:
+    """Special ids after continued training: the base's where no merge id needs them,
+    the others (with a warning) and the new ``texts`` after every other id."""
+    top = BYTE_TOKENS + num_merges  # merge ids are 0 .. top - 1
+    kept = {t: i for t, i in base.special_tokens.items() if i >= top}
+    moved = [t for t in base.special_tokens if t not in kept]
+    nxt = max([top - 1, *kept.values()]) + 1
+    for t in [*moved, *texts]:
+        kept[t] = nxt
+        nxt += 1
+    if moved:
+        warnings.warn(
+            f"the base's special tokens {moved} had ids the new merges take: they now have "
+            f"ids {[kept[t] for t in moved]}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return kept
 
 
 def _grouped_corpus(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import add
 
 from bpeds.corpus.base import (
@@ -126,6 +126,44 @@ class TypeCorpus:
         self._set_types([p.encode("utf-8") for p in pieces], list(pieces.values()), None, None)
         return self
 
+    @classmethod
+    def from_token_counts(
+        cls,
+        items: Iterable[tuple[Sequence[int], int]],
+        length: Callable[[int], int],
+    ) -> TypeCorpus:
+        """A corpus whose types start as token ids, not bytes: ``(ids, count)`` items,
+        in order (equal sequences are added together). ``length(id)`` is a token's
+        byte length (for positions: the ``leftmost`` rule orders occurrences by byte
+        offset). For training that continues from an existing vocabulary: pass the
+        same vocabulary to the driver (``MergeDriver(vocab=...)``).
+
+        Ids must be below 1,114,112. Complexity: O(total tokens).
+
+        >>> c = TypeCorpus.from_token_counts([([256, 99], 2), ([99], 1)], lambda t: 2 if t > 255 else 1)
+        >>> c.num_types, c.num_tokens
+        (2, 5)
+        """
+        merged: dict[str, int] = {}
+        for ids, n in items:
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"a type's count must be an int >= 1, got {n!r}")
+            if any(not 0 <= t < CHAR_IDS for t in ids):
+                raise ValueError(f"token ids must be in 0..{CHAR_IDS - 1}, got {list(ids)!r}")
+            key = "".join(map(chr, ids))
+            if key:
+                merged[key] = merged.get(key, 0) + n
+        self = cls.__new__(cls)
+        keys = list(merged)
+        self._chunks = keys  # type: ignore[assignment]  # (strings of ids: see _tokens)
+        self._counts = list(merged.values())
+        self._groups = [0] * len(keys)
+        self._policy = None
+        self.num_groups = 1
+        self._stride = max((sum(length(ord(x)) for x in k) for k in keys), default=0) + 1
+        self._tokens = True
+        return self
+
     def _init_types(
         self, items: Iterable[tuple[bytes, int, int]], policy: CompactionPolicy[int] | None
     ) -> None:
@@ -152,6 +190,8 @@ class TypeCorpus:
         self._policy = policy
         self.num_groups = max(self._groups, default=0) + 1
         self._stride = max(map(len, self._chunks), default=0) + 1
+        #: The types are strings of token ids (from_token_counts), not bytes.
+        self._tokens = False
 
     @property
     def num_types(self) -> int:
@@ -160,7 +200,8 @@ class TypeCorpus:
 
     @property
     def num_tokens(self) -> int:
-        """Tokens in the original corpus (bytes, weighted by type counts)."""
+        """Tokens in the original corpus (bytes, weighted by type counts; for
+        :meth:`from_token_counts`, the starting tokens)."""
         return sum(len(c) * n for c, n in zip(self._chunks, self._counts, strict=True))
 
     # -- the run-time interface the driver uses ---------------------------------
@@ -293,6 +334,7 @@ class _TypeRun:
         self.counting = counting
         self.length = length
         self.chunks = corpus._chunks
+        self.tokens = corpus._tokens
         self.counts = corpus._counts
         self.groups = corpus._groups
         self.num_groups = corpus.num_groups
@@ -335,12 +377,16 @@ class _TypeRun:
         if self.count_sites:  # (token statistics: only for scores that read them)
             for chunk, c in zip(self.chunks, counts, strict=True):
                 for x, n in Counter(chunk).items():
-                    uni[x] += n * c
+                    uni[ord(x) if isinstance(x, str) else x] += n * c
         gpairs: dict[int, list[int]] = {}
         if self.overlapping and not self.want_groups:
             # Each pair's types, one entry per occurrence ("aaa" lists its type twice
             # for "aa"); its count is the sum of those types' counts.
-            strings = self.strings = [c.decode("latin-1") for c in self.chunks]
+            strings = self.strings = (
+                list(self.chunks)  # type: ignore[arg-type]
+                if self.tokens
+                else [c.decode("latin-1") for c in self.chunks]
+            )
             first: defaultdict[str, list[int]] = defaultdict(list)
             for t, w in enumerate(strings):
                 for k in map(add, w, w[1:]):
@@ -352,7 +398,10 @@ class _TypeRun:
                 for k, ts in first.items()
             }
             return Initial(pairs, dict(uni), gpairs, gtokens)
-        self.words.extend(map(list, self.chunks))
+        if self.tokens:
+            self.words.extend([[ord(x) for x in str(c)] for c in self.chunks])
+        else:
+            self.words.extend(map(list, self.chunks))
         where: defaultdict[int, list[int]] = defaultdict(list)
         acc: defaultdict[int, int] = defaultdict(int)
         for t, ids in enumerate(self.words):

@@ -82,12 +82,15 @@ def brute_force_run(
     max_token_length: int | None = None,
     variant: Variant | str | dict[str, Any] | None = None,
     max_merges: int | None = None,
+    vocab: Vocab | None = None,
 ) -> tuple[list[MergeRecord], list[Event]]:
     """Records and the event log a correct driver must produce with ``variant``.
 
     The variant's hooks get a :class:`~bpeds.variants.Loop` whose statistics
     are recounted from scratch and whose removals rewrite every chunk. The run
-    stops as the driver's does (see :mod:`bpeds.variants`).
+    stops as the driver's does (see :mod:`bpeds.variants`). ``vocab``: the
+    starting vocabulary when ``chunks`` are token ids of an existing one
+    (continued training; it is not modified).
 
     >>> recs, events = brute_force_run([b"abab", b"abc"], 2, variant="picky")
     >>> [(e.kind, e.token) for e in events]
@@ -98,7 +101,14 @@ def brute_force_run(
     scorer = Frequency() if score is None else get_score(score)
     rule = tie_rule(tie)
     plugin = None if variant is None else get_variant(variant)
+    start = vocab
     vocab = Vocab()
+    if start is not None:
+        for t in range(256, len(start)):
+            parents = start.parents(t)
+            assert parents is not None
+            vocab.add(*parents)
+    initial = len(vocab)
     num_groups = max(labels, default=0) + 1
     group_bytes = [0] * num_groups
     for s, g in zip(seqs, labels, strict=True):
@@ -106,6 +116,7 @@ def brute_force_run(
     records: list[MergeRecord] = []
     loop = _OracleLoop(vocab, plugin)
     loop.target = num_merges
+    loop.initial = initial
     events = loop.events
     limit = (
         num_merges
@@ -117,7 +128,7 @@ def brute_force_run(
     )
 
     def size() -> int:
-        return len(vocab) - 256 - len(loop.removed) - len(loop.marked)
+        return len(vocab) - initial - len(loop.removed) - len(loop.marked)
 
     if plugin is not None:
         loop.seqs = seqs
@@ -223,6 +234,7 @@ class _OracleLoop:
         self.events: list[Event] = []
         self.merges_done = 0
         self.target = 0
+        self.initial = 256
         self.sites = 0
         self.phase = ""
         self.stopped = False
@@ -234,7 +246,7 @@ class _OracleLoop:
         return self.sites
 
     def remaining(self) -> int:
-        return self.target - (len(self.vocab) - 256 - len(self.removed) - len(self.marked))
+        return self.target - (len(self.vocab) - self.initial - len(self.removed) - len(self.marked))
 
     def remove(self, token: int) -> tuple[int, ...]:
         if self.phase != "after":
