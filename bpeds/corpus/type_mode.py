@@ -140,7 +140,8 @@ class TypeCorpus:
 
         Ids must be below 1,114,112. Complexity: O(total tokens).
 
-        >>> c = TypeCorpus.from_token_counts([([256, 99], 2), ([99], 1)], lambda t: 2 if t > 255 else 1)
+        >>> length = lambda t: 2 if t > 255 else 1
+        >>> c = TypeCorpus.from_token_counts([([256, 99], 2), ([99], 1)], length)
         >>> c.num_types, c.num_tokens
         (2, 5)
         """
