@@ -662,8 +662,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--variant",
         choices=variant_names(),
-        help="a loop variant: picky (Picky BPE: removes intermediate tokens) or scaffold "
-        "(Scaffold-BPE: hides them from encoding); see docs/variants.md",
+        help="a loop variant: picky (Picky BPE: removes intermediate tokens), scaffold "
+        "(Scaffold-BPE: hides them from encoding) or superbpe (SuperBPE: a second stage "
+        "whose tokens cross spaces); see docs/variants.md",
     )
     t.add_argument(
         "--variant-options",

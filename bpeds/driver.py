@@ -245,12 +245,18 @@ class MergeDriver:
         fold = tie.fold
         pos_lb: dict[int, int] = {}  # dynamic ties: a lower bound of each pair's position
 
+        eligible = (
+            self.variant.eligible if self.variant is not None and self.variant.filters else None
+        )
+
         def value(k: int, c: int) -> Any:
             """The pair's score at count c (None: not eligible)."""
             if c < min_count:
                 return None
             left, right = k >> PAIR_SHIFT, k & PAIR_MASK
             if max_len is not None and length(left) + length(right) > max_len:
+                return None
+            if eligible is not None and not eligible(vocab, left, right):
                 return None
             if is_count:
                 return c
@@ -284,7 +290,8 @@ class MergeDriver:
         # Only new pairs can have risen: push them, nothing to compare with.
         born_only = not (rescore_fell or rescore_parts or want_groups)
         born_only = born_only and depends is not Dependency.GLOBAL
-        counted = born_only and is_count and max_len is None
+        fixed_rule = max_len is not None or eligible is not None  # pairs refused for good
+        counted = born_only and is_count and not fixed_rule
         plain = counted and not dynamic
 
         if plain:
@@ -327,7 +334,7 @@ class MergeDriver:
                 else:
                     p = value(pk, c)
                 if p is None:
-                    if c < min_count or max_len is not None:  # counts never rise
+                    if c < min_count or fixed_rule:  # counts never rise
                         gone.append(pk)
                     continue
                 if dynamic:
@@ -377,7 +384,7 @@ class MergeDriver:
             )
         bounds = select.bounds if isinstance(select, BoundHeap) else None
         bounds_get = bounds.get if bounds is not None else select.bound_of
-        inline = kernel is not None and not dynamic and max_len is None
+        inline = kernel is not None and not dynamic and not fixed_rule
         sleeper = pairs_of.sleeper if pairs_of is not None else {}
         if pairs_of is not None:  # (a pair below min_count never reaches it again)
             pairs_of.add(k for k, c in counts.items() if c >= min_count)

@@ -309,6 +309,7 @@ def train(
     on_merge: OnMerge | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     base: Tokenizer | str | os.PathLike[str] | None = None,
+    _stage2: bool = False,
 ) -> Tokenizer:
     """Train a tokenizer of ``vocab_size`` tokens on ``data``.
 
@@ -397,6 +398,32 @@ def train(
 
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
     """
+    if variant is not None and not _stage2:
+        switching = get_variant(variant)
+        if switching.switches:
+            return _train_switching(
+                switching,
+                data,
+                vocab_size,
+                pattern=pattern,
+                special_tokens=special_tokens,
+                base=base,
+                representation=representation,
+                options={
+                    "min_frequency": min_frequency,
+                    "max_token_length": max_token_length,
+                    "score": score,
+                    "tie": tie,
+                    "counting": counting,
+                    "multiset": multiset,
+                    "workers": workers,
+                    "progress": progress,
+                    "preset": preset,
+                    "errors": errors,
+                    "on_merge": on_merge,
+                    "block_size": block_size,
+                },
+            )
     base_tok = None if base is None else _base_tokenizer(base)
     if base_tok is not None and pattern is _Default.PATTERN and preset is None:
         pattern = base_tok.pattern
@@ -520,12 +547,14 @@ def train(
             prog.close()
     vocab = driver.vocab
     merges = [vocab.parents(t) or (t, t) for t in range(BYTE_TOKENS, len(vocab))]
-    events = None
-    if variant_obj is not None:
-        events = [
-            [e.kind, e.token, *e.parts] if e.kind != "merge" else ["merge", e.token, *e.parts]
-            for e in driver.events
-        ]
+    events: list[list[int | str]] | None = None
+    plain_log = all(e.kind == "merge" for e in driver.events) and len(driver.records) == len(
+        vocab
+    ) - (BYTE_TOKENS if base_tok is None else BYTE_TOKENS + base_tok.num_merges)
+    if variant_obj is not None and not plain_log:  # (a log that only merges is the merges)
+        start = 0 if base_tok is None else base_tok.num_merges
+        events = [["merge", BYTE_TOKENS + k, a, b] for k, (a, b) in enumerate(merges[:start])]
+        events += [[e.kind, e.token, *e.parts] for e in driver.events]
     if len(driver.records) < num_merges and variant_obj is None:
         warnings.warn(
             f"training stopped after {len(driver.records)} of {num_merges} merges: no pair is left "
@@ -553,6 +582,63 @@ def train(
     if base_tok is not None:
         recorded["base"] = {"merges": base_tok.num_merges, "options": base_tok.options}
     return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded, events=events)
+
+
+def _train_switching(
+    variant: Variant,
+    data: object,
+    vocab_size: int,
+    *,
+    pattern: Any,
+    special_tokens: Iterable[str] | Mapping[str, int],
+    base: object,
+    representation: Any,
+    options: dict[str, Any],
+) -> Tokenizer:
+    """Two stages for a variant that switches pre-tokenization (SuperBPE): ordinary
+    training to the switch, then training continued from it on the second pattern's
+    chunks, with the variant's pair rule. O(the two runs)."""
+    if base is not None:
+        raise ValueError(f"variant {variant.name!r} trains from bytes: it takes no base")
+    if representation not in (_Default.REPRESENTATION, "type"):
+        raise ValueError(f"variant {variant.name!r} needs representation='type'")
+    if isinstance(data, Iterator) or _groups(data) is not None:
+        raise ValueError(
+            f"variant {variant.name!r} reads the data twice (once per pre-tokenization): give "
+            "a str, a path or a list of them, not a one-shot iterator or groups"
+        )
+    texts, given = _special_texts(special_tokens)
+    if given is not None:
+        raise ValueError(f"with variant {variant.name!r}, give special tokens as a list of texts")
+    vocab_size = _check_int(vocab_size, "vocab_size", 0)
+    first = BYTE_TOKENS + len(texts)
+    if vocab_size < first:
+        raise ValueError(
+            f"vocab_size must be at least {first} (256 byte tokens + {len(texts)} special "
+            f"tokens), got {vocab_size}"
+        )
+    size1 = variant.stage1_size(first, vocab_size)  # type: ignore[attr-defined]
+    stage1 = train(data, size1 - len(texts), pattern=pattern, **options)
+    stage2 = train(
+        data,
+        vocab_size,
+        pattern=variant.stage2_pattern,  # type: ignore[attr-defined]
+        special_tokens=texts,
+        base=stage1,
+        variant=variant,
+        _stage2=True,
+        **{k: v for k, v in options.items() if k != "preset"},
+    )
+    recorded = stage2.options
+    recorded["variant"] = variant.describe()
+    recorded["stage1"] = {"merges": stage1.num_merges, "pattern": stage1.pattern}
+    recorded.pop("base", None)
+    return Tokenizer(
+        stage2.merges,
+        pattern=stage2.pattern,
+        special_tokens=stage2.special_tokens,
+        options=recorded,
+    )
 
 
 def _base_tokenizer(base: object) -> Tokenizer:

@@ -278,8 +278,8 @@ def test_tokenizer_encodes_by_replaying_its_events(chunks: list[str], variant: A
     import bpeds
 
     tok = bpeds.train(chunks, 256 + 8, pattern=None, variant=variant, tie="lexicographic")
-    events = tok.events
-    assert events is not None
+    # (a log that only merges, each once in id order, is kept as the merges alone)
+    events = tok.events or [["merge", 256 + k, a, b] for k, (a, b) in enumerate(tok.merges)]
     hidden: set[int] = set()
     for e in events:
         if e[0] == "mark":
@@ -390,3 +390,89 @@ def test_cli_trains_with_a_variant(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "does not take options" in bad.stderr
+
+
+# -- SuperBPE: a switch of pre-tokenization half-way --------------------------------------
+
+
+@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
+@settings(max_examples=examples(ci=15, local=5))
+@given(
+    lines=st.lists(st.text(alphabet="ab c.1\n", min_size=1, max_size=20), min_size=1, max_size=8),
+    stage1=st.integers(0, 6),
+    stage2=st.integers(1, 8),
+    max_words=st.integers(1, 3),
+)
+def test_superbpe_second_stage_equals_the_oracle(
+    lines: list[str], stage1: int, stage2: int, max_words: int, tie: str
+) -> None:
+    """Stage 2 is the oracle run on the second pattern's chunks, each starting as the
+    stage-1 merges encode it, with pairs over ``max_words`` words refused."""
+    import warnings
+
+    import regex
+
+    import bpeds
+    from bpeds.encoder import bpe
+    from bpeds.variants import SUPERBPE_STAGE2, SuperBPE, count_words
+    from bpeds.vocab import Vocab
+
+    variant = SuperBPE(256 + stage1, max_words=max_words)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (small inputs run out of pairs)
+        tok = bpeds.train(lines, 256 + stage1 + stage2, variant=variant, tie=tie)
+        first = bpeds.train(lines, 256 + stage1, tie=tie)
+    n1 = tok.options["stage1"]["merges"]
+    assert tok.merges[:n1] == first.merges
+    vocab = Vocab()
+    for a, b in first.merges:
+        vocab.add(a, b)
+    ranks = first.mergeable_ranks()
+    chunks = [
+        bpe(c.encode(), ranks) for line in lines for c in regex.findall(SUPERBPE_STAGE2, line)
+    ]
+    ref, _ = brute_force_run(
+        chunks, 256 + stage1 + stage2 - len(vocab), vocab=vocab, tie=tie, variant=variant
+    )
+    assert tok.merges[n1:] == [r.pair for r in ref]
+    for i in range(256 + n1, 256 + tok.num_merges):
+        assert count_words(tok.token_bytes(i)) <= max_words
+    assert tok.pattern == SUPERBPE_STAGE2
+
+
+def test_superbpe_tokens_cross_spaces_and_round_trip(tmp_path: Path) -> None:
+    import bpeds
+
+    text = (DATA / "taylorswift.txt").read_text(encoding="utf-8")
+    tok = bpeds.train(text, 1500, variant={"name": "superbpe", "transition": 0.8})
+    assert not tok.replays  # (encoding is ordinary BPE on the second pattern)
+    n1 = tok.options["stage1"]["merges"]
+    assert n1 == round((1500 - 256) * 0.8)
+    superwords = [tok.token_bytes(i) for i in range(256 + n1, 256 + tok.num_merges)]
+    assert sum(len(t.split()) >= 2 for t in superwords) > 50
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    assert len(ids) < len(bpeds.train(text, 1500).encode(text))
+    path = tmp_path / "super.json"
+    tok.save(path)
+    assert bpeds.Tokenizer.load(path).encode(text) == ids
+    tokenizers = pytest.importorskip("tokenizers")
+    from bpeds.formats.hf import hf_tokenizer_json
+
+    hf = tokenizers.Tokenizer.from_str(json.dumps(hf_tokenizer_json(tok)))
+    sample = text[:20000]
+    assert hf.encode(sample).ids == tok.encode(sample)
+
+
+def test_superbpe_misuse_is_refused() -> None:
+    import bpeds
+    from bpeds.variants import SuperBPE
+
+    with pytest.raises(ValueError, match="reads the data twice"):
+        bpeds.train(iter(["a b"]), 300, variant="superbpe")
+    with pytest.raises(ValueError, match="must lie between"):
+        bpeds.train("a b", 300, variant=SuperBPE(400))
+    with pytest.raises(ValueError, match="transition must be a fraction"):
+        SuperBPE(1.5)
+    with pytest.raises(ValueError, match="max_words must be an int >= 1"):
+        SuperBPE(max_words=0)

@@ -180,6 +180,8 @@ def brute_force_run(
                 vocab.length(left) + vocab.length(right) > max_token_length
             ):
                 continue
+            if plugin is not None and plugin.filters and not plugin.eligible(vocab, left, right):
+                continue
             value = scorer.score(c, left, right, stats)
             if value is not None:
                 scored[k] = value
