@@ -482,7 +482,56 @@ def workloads(quick: bool = False) -> list[Workload]:
             f"of {en13} with every whitespace character removed.",
         )
     )
+    # 10. Loop variants and continued training against plain BPE.
+    v10 = 2_048 if q else v32
+    out.append(
+        Workload(
+            "wl10-variants",
+            10,
+            f"loop variants vs plain BPE on {en13} (GPT-2, vocab {v10:,})",
+            tuple(
+                Impl(label, _train("bpeds", en13, v10, "gpt2", tie="smallest_ids",
+                                   heldout=heldout, **kw))
+                for label, kw in VARIANTS
+            ),
+            rep(2),
+            subjects=tuple(label for label, _ in VARIANTS[1:]),
+            peers=("frequency",),
+            notes="picky: threshold 0.9; scaffold: the paper's rule; superbpe: the second "
+            "stage from 80% of the merges, at most 4 words per token.",
+        )
+    )  # fmt: skip
+    v10c = v10 + (512 if q else 8_192)
+    out.append(
+        Workload(
+            "wl10-continue",
+            10,
+            f"continued training {v10:,} -> {v10c:,} on {en13} vs training {v10c:,} from scratch",
+            (
+                Impl("continue",
+                     _train("bpeds", en13, v10c, "gpt2", tie="smallest_ids", model="model")),
+                Impl("scratch", _train("bpeds", en13, v10c, "gpt2", tie="smallest_ids")),
+            ),
+            rep(2),
+            subjects=("continue",),
+            peers=("scratch",),
+            setup=_train("bpeds", en13, v10, "gpt2", tie="smallest_ids", representation="type",
+                         workers=2),
+            notes="both read and count the whole file; the continued run starts from the "
+            "setup's tokenizer (trained on the same file), so its merges equal the scratch "
+            "run's.",
+        )
+    )  # fmt: skip
     return out
+
+
+#: wl10: (label, bpeds.train options) per loop variant; plain BPE first.
+VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("frequency", {}),
+    ("picky", {"variant": {"name": "picky", "threshold": 0.9}}),
+    ("scaffold", {"variant": "scaffold"}),
+    ("superbpe", {"variant": {"name": "superbpe", "transition": 0.8}}),
+)
 
 
 TARGETS = (
@@ -519,6 +568,15 @@ TARGETS = (
     Target("wl6-group_frequency", "wl6-short", SHORT_SCORES[1][0], "frequency", "cpu_job",
            "ratio", "<=", 2.0, f"wl6 GroupFrequency (GLOBAL, {GROUPS} groups) <= 2x Frequency's "
            "job (short run: vocab 1,280)"),
+    Target("wl10-picky", "wl10-variants", "picky", "frequency", "cpu_job", "ratio", "<=", 2.0,
+           "wl10 Picky BPE <= 2x plain BPE's job"),
+    Target("wl10-scaffold", "wl10-variants", "scaffold", "frequency", "cpu_job", "ratio", "<=",
+           2.0, "wl10 Scaffold-BPE <= 2x plain BPE's job"),
+    Target("wl10-superbpe", "wl10-variants", "superbpe", "frequency", "cpu_job", "ratio", "<=",
+           3.0, "wl10 SuperBPE (second stage from 80%) <= 3x plain BPE's job"),
+    Target("wl10-continue", "wl10-continue", "continue", "scratch",
+           "cpu_job", "ratio", "<=", 1.0, "wl10 continued training 32,768 -> 40,960 no slower "
+           "than 40,960 from scratch"),
     Target("wl7-scale", "wl7-scaling", "bpeds 8 MB", "bpeds 62 MB", "cpu_job", "scale", "<=",
            1.3, "wl7 cost/MB at 62 MB within 1.3x of 8 MB"),
     *(

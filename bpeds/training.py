@@ -506,10 +506,8 @@ def train(
                 start_vocab = Vocab()
                 for a, b in base_tok.merges:
                     start_vocab.add(a, b)
-                ranks = base_tok.mergeable_ranks()
                 corpus = TypeCorpus.from_token_counts(
-                    ((bpe(p.encode("utf-8"), ranks), n) for p, n in pieces.items()),
-                    start_vocab.length,
+                    _base_encodings(base_tok, pieces), start_vocab.length
                 )
             else:
                 corpus = TypeCorpus._from_pieces(pieces)
@@ -639,6 +637,50 @@ def _train_switching(
         special_tokens=stage2.special_tokens,
         options=recorded,
     )
+
+
+def _base_encodings(base: Tokenizer, pieces: dict[str, int]) -> Iterator[tuple[list[int], int]]:
+    """Each piece as the base's merges encode it (by rank, over the whole piece), with
+    its count.
+
+    A piece longer than the base's own pieces (a second pattern's chunk) is cut where
+    no merge can ever reach across: between two bytes that are adjacent inside no
+    base token, no token can span the cut, so rank merging on each side is independent
+    and the encoding is the concatenation of the sides'. The base's pattern proposes
+    the cuts; equal segments are encoded once. O(total length) plus the merging of
+    distinct segments.
+    """
+    ranks = base.mergeable_ranks()
+    inner: set[tuple[int, int]] = set()
+    for token in ranks:
+        if len(token) > 1:
+            inner.update(zip(token, token[1:], strict=False))
+    _, compiled = resolve_pattern(base.pattern)
+    findall = None if compiled is None else compiled.findall
+    cache: dict[bytes, list[int]] = {}
+
+    def encode(segment: bytes) -> list[int]:
+        ids = cache.get(segment)
+        if ids is None:
+            ids = cache[segment] = bpe(segment, ranks)
+        return ids
+
+    for piece, n in pieces.items():
+        parts = None if findall is None else findall(piece)
+        if not parts or "".join(parts) != piece:
+            yield bpe(piece.encode("utf-8"), ranks), n
+            continue
+        out: list[int] = []
+        segment = parts[0].encode("utf-8")
+        for part in parts[1:]:
+            raw = part.encode("utf-8")
+            if (segment[-1], raw[0]) in inner:
+                segment += raw
+            else:
+                out += encode(segment)
+                segment = raw
+        out += encode(segment)
+        yield out, n
 
 
 def _base_tokenizer(base: object) -> Tokenizer:

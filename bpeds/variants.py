@@ -341,6 +341,7 @@ class SuperBPE(Variant):
         self.transition = transition
         self.max_words = max_words
         self.stage2_pattern = stage2_pattern
+        self._shape: dict[int, tuple[int, bool, bool]] = {}
 
     def options(self) -> dict[str, Any]:
         return {
@@ -361,8 +362,26 @@ class SuperBPE(Variant):
             return self.transition
         return first + round((vocab_size - first) * self.transition)
 
+    def begin(self, loop: Loop) -> None:
+        self._shape = {}
+
     def eligible(self, vocab: Vocab, left: int, right: int) -> bool:
-        return count_words(vocab.token_bytes(left) + vocab.token_bytes(right)) <= self.max_words
+        # words(l + r) = words(l) + words(r), less one when a word runs across the join;
+        # each token's (words, starts in a word, ends in a word) is computed once.
+        wl, _, end = self._words(vocab, left)
+        wr, start, _ = self._words(vocab, right)
+        return wl + wr - (end and start) <= self.max_words
+
+    def _words(self, vocab: Vocab, token: int) -> tuple[int, bool, bool]:
+        shape = self._shape.get(token)
+        if shape is None:
+            raw = vocab.token_bytes(token)
+            shape = self._shape[token] = (
+                count_words(raw),
+                not raw[:1].isspace(),
+                not raw[-1:].isspace(),
+            )
+        return shape
 
 
 _VARIANTS: dict[str, type[Variant]] = {"picky": Picky, "scaffold": Scaffold, "superbpe": SuperBPE}

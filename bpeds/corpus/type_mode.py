@@ -161,7 +161,7 @@ class TypeCorpus:
         self._groups = [0] * len(keys)
         self._policy = None
         self.num_groups = 1
-        self._stride = max((sum(length(ord(x)) for x in k) for k in keys), default=0) + 1
+        self._stride = max((sum(map(length, map(ord, k))) for k in keys), default=0) + 1
         self._tokens = True
         return self
 
