@@ -32,6 +32,7 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import pairwise
 from typing import Any
 
 from bpeds._gc import gc_paused
@@ -654,7 +655,7 @@ def _base_encodings(base: Tokenizer, pieces: dict[str, int]) -> Iterator[tuple[l
     inner: set[tuple[int, int]] = set()
     for token in ranks:
         if len(token) > 1:
-            inner.update(zip(token, token[1:], strict=False))
+            inner.update(pairwise(token))
     _, compiled = resolve_pattern(base.pattern)
     findall = None if compiled is None else compiled.findall
     cache: dict[bytes, list[int]] = {}
