@@ -403,6 +403,7 @@ def workloads(quick: bool = False) -> list[Workload]:
         ("TypeCorpus (type mode, default)", {}),
         ("SequenceCorpus arrays", {"mode": "sequence", "structure": "arrays"}),
         ("SequenceCorpus indexed_list", {"mode": "sequence", "structure": "indexed_list"}),
+        ("SequenceCorpus leap", {"mode": "sequence", "structure": "leap"}),
     ]
     out.append(
         Workload(
@@ -426,9 +427,10 @@ def workloads(quick: bool = False) -> list[Workload]:
             (
                 Impl("SequenceCorpus arrays", {**seq, "structure": "arrays"}),
                 Impl("SequenceCorpus indexed_list", {**seq, "structure": "indexed_list"}),
+                Impl("SequenceCorpus leap", {**seq, "structure": "leap"}),
             ),
             rep(3),
-            subjects=("SequenceCorpus indexed_list",),
+            subjects=("SequenceCorpus indexed_list", "SequenceCorpus leap"),
             check="merges",
             reference="SequenceCorpus arrays",
             notes="No type-mode row: the one 185 KB chunk with the leftmost tie takes minutes "
