@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from heapq import heappop, heappush
 from typing import Any, ClassVar, Literal, Protocol
 
 from bpeds.vocab import Vocab
@@ -253,22 +254,33 @@ class Scaffold(Variant):
             raise ValueError(f"Scaffold min_count must be an int >= 0, got {min_count!r}")
         self.min_count = min_count
         self._last: tuple[int, int] | None = None
+        self._scaffold: list[tuple[int, int]] = []
 
     def options(self) -> dict[str, Any]:
         return {"min_count": self.min_count}
 
     def begin(self, loop: Loop) -> None:
         self._last = None
+        self._scaffold = []
 
     def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
         self._last = pair
 
     def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
-        back = [
-            (-f, t) for t in loop.marked if (f := loop.unigram(t)) >= count and f >= self.min_count
-        ]
-        for _, t in sorted(back)[: loop.remaining()]:  # (most frequent first)
-            loop.unmark(t)
+        # Scaffold tokens by count, most frequent first: a lazy max-heap of (-count, id)
+        # (counts only fall between merges, so a stored count bounds the current one;
+        # an entry is checked when it reaches the top). O(log n) per change.
+        heap = self._scaffold
+        floor = max(count, self.min_count)
+        while heap and -heap[0][0] >= floor and loop.remaining() > 0:
+            stored, t = heappop(heap)
+            if t not in loop.marked:
+                continue
+            f = loop.unigram(t)
+            if f != -stored:
+                heappush(heap, (-f, t))
+            else:
+                loop.unmark(t)
         last, self._last = self._last, None
         if last is None:
             return
@@ -279,6 +291,7 @@ class Scaffold(Variant):
             f = loop.unigram(x)
             if f < count or f < self.min_count:
                 loop.mark(x)
+                heappush(self._scaffold, (-f, x))
 
 
 #: SuperBPE's default second-stage pattern: digits in groups of three counted from the
