@@ -658,29 +658,39 @@ def _base_encodings(base: Tokenizer, pieces: dict[str, int]) -> Iterator[tuple[l
             inner.update(pairwise(token))
     _, compiled = resolve_pattern(base.pattern)
     findall = None if compiled is None else compiled.findall
-    cache: dict[bytes, list[int]] = {}
+    cache: dict[str, list[int]] = {}
 
-    def encode(segment: bytes) -> list[int]:
+    def encode(segment: str) -> list[int]:
         ids = cache.get(segment)
         if ids is None:
-            ids = cache[segment] = bpe(segment, ranks)
+            ids = cache[segment] = bpe(segment.encode("utf-8"), ranks)
         return ids
+
+    def first_byte(part: str) -> int:
+        c = ord(part[0])
+        return c if c < 0x80 else part[0].encode("utf-8")[0]
+
+    def last_byte(part: str) -> int:
+        c = ord(part[-1])
+        return c if c < 0x80 else part[-1].encode("utf-8")[-1]
 
     for piece, n in pieces.items():
         parts = None if findall is None else findall(piece)
-        if not parts or "".join(parts) != piece:
+        if not parts or (len(parts) > 1 and "".join(parts) != piece):
             yield bpe(piece.encode("utf-8"), ranks), n
             continue
+        if len(parts) == 1:
+            yield encode(piece), n
+            continue
         out: list[int] = []
-        segment = parts[0].encode("utf-8")
+        segment = [parts[0]]
         for part in parts[1:]:
-            raw = part.encode("utf-8")
-            if (segment[-1], raw[0]) in inner:
-                segment += raw
+            if (last_byte(segment[-1]), first_byte(part)) in inner:
+                segment.append(part)
             else:
-                out += encode(segment)
-                segment = raw
-        out += encode(segment)
+                out += encode(segment[0] if len(segment) == 1 else "".join(segment))
+                segment = [part]
+        out += encode(segment[0] if len(segment) == 1 else "".join(segment))
         yield out, n
 
 

@@ -354,7 +354,9 @@ class SuperBPE(Variant):
         self.transition = transition
         self.max_words = max_words
         self.stage2_pattern = stage2_pattern
-        self._shape: dict[int, tuple[int, bool, bool]] = {}
+        self._words_of: list[int] = []
+        self._starts: list[bool] = []
+        self._ends: list[bool] = []
 
     def options(self) -> dict[str, Any]:
         return {
@@ -376,25 +378,27 @@ class SuperBPE(Variant):
         return first + round((vocab_size - first) * self.transition)
 
     def begin(self, loop: Loop) -> None:
-        self._shape = {}
+        self._words_of = []
+        self._starts = []
+        self._ends = []
 
     def eligible(self, vocab: Vocab, left: int, right: int) -> bool:
         # words(l + r) = words(l) + words(r), less one when a word runs across the join;
-        # each token's (words, starts in a word, ends in a word) is computed once.
-        wl, _, end = self._words(vocab, left)
-        wr, start, _ = self._words(vocab, right)
-        return wl + wr - (end and start) <= self.max_words
+        # each token's words and whether it starts / ends inside a word, kept by id.
+        words = self._words_of
+        if max(left, right) >= len(words):
+            self._extend(vocab, max(left, right) + 1)
+        return (
+            words[left] + words[right] - (self._ends[left] and self._starts[right])
+            <= self.max_words
+        )
 
-    def _words(self, vocab: Vocab, token: int) -> tuple[int, bool, bool]:
-        shape = self._shape.get(token)
-        if shape is None:
-            raw = vocab.token_bytes(token)
-            shape = self._shape[token] = (
-                count_words(raw),
-                not raw[:1].isspace(),
-                not raw[-1:].isspace(),
-            )
-        return shape
+    def _extend(self, vocab: Vocab, size: int) -> None:
+        for t in range(len(self._words_of), size):
+            raw = vocab.token_bytes(t)
+            self._words_of.append(count_words(raw))
+            self._starts.append(not raw[:1].isspace())
+            self._ends.append(not raw[-1:].isspace())
 
 
 _VARIANTS: dict[str, type[Variant]] = {"picky": Picky, "scaffold": Scaffold, "superbpe": SuperBPE}
