@@ -64,10 +64,13 @@ a byte-order mark is a character (U+FEFF).
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
+import lzma
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Literal
+from typing import IO, Literal
 
 import regex
 
@@ -83,6 +86,7 @@ __all__ = [
     "check_errors",
     "iter_segments",
     "iter_units",
+    "open_binary",
     "read_text_blocks",
 ]
 
@@ -196,7 +200,7 @@ def read_text_blocks(
     errors = check_errors(errors)
     decoder = codecs.getincrementaldecoder("utf-8")(errors)
     offset = 0
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         while True:
             data = f.read(block_size)
             final = not data
@@ -217,6 +221,36 @@ def read_text_blocks(
                 yield text
             if final:
                 return
+
+
+#: File name endings read through a decompressor (``.zst`` needs the ``zstandard`` package).
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+
+
+def open_binary(path: os.PathLike[str] | str) -> IO[bytes]:
+    """Open ``path`` for reading bytes, decompressing ``.gz``, ``.bz2``, ``.xz`` and ``.zst``.
+
+    The name decides (not the contents). ``.zst`` without the ``zstandard``
+    package raises ``ImportError`` saying what to install. Byte offsets in
+    errors are then offsets in the decompressed text.
+    """
+    name = os.fspath(path).lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if name.endswith(".zst"):
+        try:
+            import zstandard  # type: ignore[import-not-found, unused-ignore]
+        except ImportError:
+            raise ImportError(
+                f"{os.fspath(path)} is zstd-compressed: pip install zstandard to read it"
+            ) from None
+        raw = open(path, "rb")  # noqa: SIM115 - handed to the stream reader, which closes it
+        return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[no-any-return]
+    return open(path, "rb")
 
 
 def _check_str(text: str, index: int, errors: Errors) -> str:

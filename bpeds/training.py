@@ -31,13 +31,21 @@ import os
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
 
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
+from bpeds.counts import Counts, sum_counts
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
-from bpeds.io import DEFAULT_BLOCK_SIZE, InvalidTextError, check_data, check_errors, iter_segments
+from bpeds.io import (
+    DEFAULT_BLOCK_SIZE,
+    InvalidTextError,
+    check_data,
+    check_errors,
+    iter_segments,
+    iter_units,
+)
 from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
@@ -47,7 +55,7 @@ from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
 from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["PRESETS", "count_pieces", "train"]
+__all__ = ["PRESETS", "count", "count_pieces", "train"]
 
 #: What each preset sets. An argument not given takes the preset's value; an
 #: argument given a different value is an error (even the usual default's).
@@ -186,6 +194,246 @@ def count_pieces(
         return ordered
     merged.pop("", None)
     return merged
+
+
+# -- counts as an artefact: bpeds.count, locally, on an Executor or on Dask -------------------
+
+#: Partial counts added by one task of a tree reduction on a Dask cluster.
+TREE_FANIN = 4
+
+Task = tuple[Callable[..., Counts], tuple[Any, ...]]
+
+
+def _counts_of(segments: Iterable[str], source: str | None, specials: tuple[str, ...]) -> Counts:
+    pieces = count_pieces(segments, source)
+    assert isinstance(pieces, dict)
+    return Counts._trusted(pieces, source, specials)
+
+
+def _count_file(
+    path: os.PathLike[str],
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+) -> Counts:
+    """The counts of one file (a task: runs where the executor puts it, reads the file there)."""
+    segments = iter_segments(
+        path,
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    return _counts_of(segments, source, specials)
+
+
+def _count_texts(
+    texts: list[str],
+    first: int,
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+) -> Counts:
+    """The counts of consecutive ``str`` units, the first of them item ``first`` of the data."""
+    segments = iter_segments(
+        texts,
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    try:
+        return _counts_of(segments, source, specials)
+    except InvalidTextError as exc:
+        if not isinstance(exc.source, int) or not first:
+            raise
+        index = exc.source + first
+        message = str(exc).replace(f"item {exc.source} ", f"item {index} ", 1)
+        raise InvalidTextError(message, index, exc.offset) from None
+
+
+def _count_partition(
+    items: Iterable[object],
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+) -> Counts:
+    """The counts of one partition of a ``dask.bag`` (texts and paths, one unit each)."""
+    segments = iter_segments(
+        list(items),
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    return _counts_of(segments, source, specials)
+
+
+def _tasks(
+    data: object, source: str | None, specials: tuple[str, ...], errors: str, block_size: int
+) -> Iterator[Task]:
+    """One task per file, one per run of consecutive ``str`` units of about ``BATCH_CHARS``."""
+    texts: list[str] = []
+    first = chars = 0
+    for index, unit in enumerate(iter_units(data)):
+        if isinstance(unit, str):
+            if texts and chars + len(unit) > BATCH_CHARS:
+                yield _count_texts, (texts, first, source, specials, errors, block_size)
+                texts, chars = [], 0
+            if not texts:
+                first = index
+            texts.append(unit)
+            chars += len(unit)
+            continue
+        if texts:
+            yield _count_texts, (texts, first, source, specials, errors, block_size)
+            texts, chars = [], 0
+        yield _count_file, (unit, source, specials, errors, block_size)
+    if texts:
+        yield _count_texts, (texts, first, source, specials, errors, block_size)
+
+
+def _is_dask_client(executor: object) -> bool:
+    kind = type(executor)
+    return kind.__module__.split(".")[0] == "distributed" and kind.__name__ == "Client"
+
+
+def _is_dask_bag(data: object) -> bool:
+    kind = type(data)
+    return kind.__module__.startswith("dask.bag") and kind.__name__ == "Bag"
+
+
+def _on_executor(executor: Executor, tasks: Iterator[Task]) -> Counts | None:
+    """Run the tasks on ``executor``, a bounded window at a time, adding results in order."""
+    width = getattr(executor, "_max_workers", None)
+    window_size = 2 * width if isinstance(width, int) and width > 0 else 32
+    total: Counts | None = None
+    window: deque[Future[Counts]] = deque()
+
+    def fold(part: Counts) -> None:
+        nonlocal total
+        total = part if total is None else sum_counts([total, part])
+
+    try:
+        for fn, args in tasks:
+            window.append(executor.submit(fn, *args))
+            if len(window) >= window_size:
+                fold(window.popleft().result())
+        while window:
+            fold(window.popleft().result())
+    finally:
+        for f in window:
+            f.cancel()
+    return total
+
+
+def count(
+    data: object,
+    *,
+    pattern: str | None = "gpt4",
+    special_tokens: Iterable[str] = (),
+    workers: int = 1,
+    executor: object = None,
+    errors: str = "strict",
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> Counts:
+    """Count the pieces of ``data`` as :func:`train` does, and return them as :class:`Counts`.
+
+    >>> c = count(["low lower", "lowest"], pattern="gpt2")
+    >>> list(c.items())
+    [('low', 1), (' lower', 1), ('lowest', 1)]
+    >>> tok = train(c, 259)
+    >>> [tok.token_bytes(i) for i in range(256, 259)]
+    [b'lo', b'low', b'lowe']
+
+    ``train(count(data, ...), vocab_size, ...)`` gives exactly the merges of
+    ``train(data, vocab_size, ...)`` (type mode), and the counts can be
+    saved (:meth:`Counts.save`), loaded and added (``a + b``: counting
+    ``a``'s data then ``b``'s) in between.
+
+    ``data``: as for :func:`train` (a ``str``, a path, or an iterable of
+    them; a mapping of groups is refused: count each group, then train on
+    ``{name: counts}``), or a ``dask.bag.Bag`` of texts and paths (one unit
+    each; counted partition by partition, reduced in a tree by Dask).
+    ``pattern``, ``special_tokens`` (the texts cut out), ``errors``,
+    ``block_size``: as for :func:`train`. Files named ``.gz``, ``.bz2``,
+    ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed.
+
+    Where the work runs: ``workers=N`` splits and counts in ``N`` local
+    processes (the parent reads the files). ``executor``: any
+    ``concurrent.futures.Executor`` (a process pool, Dask's
+    ``client.get_executor()``) or a ``distributed.Client``; each file is one
+    task and is read where the task runs (so the path must be readable
+    there), and runs of ``str`` items are sent as tasks of about a million
+    characters. On an ``Executor`` the partial counts come back in order and
+    are added here, a bounded window of tasks in flight; on a ``Client``
+    they are added on the cluster, ``TREE_FANIN`` at a time in a tree, so
+    that only the final counts come back. Give ``workers`` or ``executor``,
+    not both. The result is the same in every case, order of first
+    appearance included.
+
+    Errors: as :func:`train` (checked before any data is read); an error in
+    a task (an unreadable file, invalid UTF-8) is raised here, as it would be
+    locally, naming the file.
+
+    Complexity: O(total text) work; memory here O(distinct pieces).
+    """
+    source, _ = resolve_pattern(pattern)
+    specials = tuple(check_special_texts(_special_list(special_tokens)))
+    workers = _check_int(workers, "workers", 1)
+    errors = check_errors(errors)
+    block_size = _check_int(block_size, "block_size", 1)
+    if executor is not None and workers != 1:
+        raise ValueError("give either workers= (local processes) or executor=, not both")
+    if executor is not None and not (isinstance(executor, Executor) or _is_dask_client(executor)):
+        raise TypeError(
+            "executor must be a concurrent.futures.Executor or a distributed.Client, got "
+            f"{type(executor).__name__}"
+        )
+    if _is_dask_bag(data):
+        if executor is not None and not _is_dask_client(executor):
+            raise TypeError(
+                "a dask.bag is computed by Dask: give a distributed.Client as executor, or none"
+            )
+        from bpeds import _dask
+
+        return _dask.count_bag(
+            data, _count_partition, (source, specials, errors, block_size), executor, TREE_FANIN
+        ) or Counts._trusted({}, source, specials)
+    if isinstance(data, Mapping):
+        raise TypeError(
+            "count takes one group's data; count each group on its own and train on "
+            "{group name: counts}"
+        )
+    check_data(data)
+    _warn_if_path_like_text(data)
+    if executor is None:
+        segments = iter_segments(
+            data, pattern=source, special_tokens=specials, errors=errors, block_size=block_size
+        )
+        pieces = count_pieces(segments, source, workers=workers)
+        assert isinstance(pieces, dict)
+        return Counts._trusted(pieces, source, specials)
+    tasks = _tasks(data, source, specials, errors, block_size)
+    if _is_dask_client(executor):
+        from bpeds import _dask
+
+        total = _dask.count_on_client(executor, tasks, TREE_FANIN)
+    else:
+        assert isinstance(executor, Executor)
+        total = _on_executor(executor, tasks)
+    return total if total is not None else Counts._trusted({}, source, specials)
+
+
+def _special_list(special_tokens: Iterable[str]) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of texts, not a str")
+    if isinstance(special_tokens, Mapping):
+        return list(special_tokens.keys())
+    return list(special_tokens)
 
 
 # -- argument handling ------------------------------------------------------------------------
@@ -379,6 +627,11 @@ def train(
 
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
     """
+    counted = _counts_in(data)
+    if counted is not None:
+        pattern, special_tokens = _counts_options(
+            counted, pattern, special_tokens, representation, preset
+        )
     opts = _apply_preset(preset, {"pattern": pattern, "representation": representation, "tie": tie})
     source, _ = resolve_pattern(opts["pattern"])
     representation = opts["representation"]
@@ -419,6 +672,8 @@ def train(
     sequence = representation == "sequence"
 
     def pieces_of(part: object, group: str | None = None) -> dict[str, int] | list[str]:
+        if isinstance(part, Counts):
+            return part._pieces  # read, not changed, by the corpus
         segments = iter_segments(
             part, pattern=source, special_tokens=texts, errors=errors, block_size=block_size
         )
@@ -492,6 +747,85 @@ def train(
     if groups is not None:
         recorded["groups"] = [name for name, _ in groups]
     return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded)
+
+
+def _counts_in(data: object) -> Counts | None:
+    """The first :class:`Counts` of ``data`` (itself, or a mapping's values), else None.
+
+    A mapping must hold counts for every group or for none; all must have
+    been split alike (``ValueError`` otherwise).
+    """
+    if isinstance(data, Counts):
+        return data
+    if not isinstance(data, Mapping):
+        return None
+    found = [isinstance(v, Counts) for v in data.values()]
+    if not any(found):
+        return None
+    if not all(found):
+        raise TypeError(
+            "a mapping of groups must give counts for every group or for none (count the "
+            "other groups with bpeds.count)"
+        )
+    parts = list(data.values())
+    for other in parts[1:]:
+        parts[0].compatible(other)
+    first: Counts = parts[0]
+    return first
+
+
+def _counts_options(
+    counted: Counts,
+    pattern: object,
+    special_tokens: Iterable[str] | Mapping[str, int],
+    representation: object,
+    preset: str | None,
+) -> tuple[str | None, Iterable[str] | Mapping[str, int]]:
+    """The pattern and special tokens to train ``counted`` with, checked against how it
+    was counted; a sequence representation is refused (counts keep no order)."""
+    made = counted.pattern
+    if isinstance(pattern, _Default):
+        if preset in PRESETS:
+            want = resolve_pattern(PRESETS[preset]["pattern"])[0]
+            if want != made:
+                raise ValueError(
+                    f"preset {preset!r} splits with pattern {_label(want)}, but the counts "
+                    f"were made with {_label(made)}: count with the preset's pattern"
+                )
+        pattern = made
+    elif resolve_pattern(pattern if pattern is None else str(pattern))[0] != made:
+        raise ValueError(
+            f"pattern={pattern!r} was given, but the counts were made with pattern "
+            f"{_label(made)}: leave pattern out (training uses the counts' pattern)"
+        )
+    seq = representation == "sequence" or (
+        isinstance(representation, _Default)
+        and preset in PRESETS
+        and PRESETS[preset]["representation"] == "sequence"
+    )
+    if seq:
+        raise ValueError(
+            "counts hold distinct pieces without their order, so they train in type mode only: "
+            "train a sequence representation (and the minbpe presets) on the text"
+        )
+    texts = _special_list(special_tokens)
+    if not texts:
+        return made, list(counted.special_tokens)
+    if set(texts) != set(counted.special_tokens):
+        raise ValueError(
+            f"special_tokens={texts!r}, but the counts were made cutting out "
+            f"{list(counted.special_tokens)!r}: the special tokens must be the texts cut out "
+            "when counting (leave special_tokens out to take the counts', or give their ids "
+            "as a dict)"
+        )
+    return made, special_tokens
+
+
+def _label(source: str | None) -> str:
+    from bpeds.pretokenize import PATTERNS
+
+    names = [n for n, s in PATTERNS.items() if s == source]
+    return names[0] if names else ("none" if source is None else repr(source))
 
 
 def _grouped_corpus(
