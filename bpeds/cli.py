@@ -1,4 +1,4 @@
-"""The ``bpeds`` command: train, encode, decode, inspect, export and import tokenizers.
+"""The ``bpeds`` command: count, train, encode, decode, inspect, export and import tokenizers.
 
 Run ``bpeds --help`` (or ``python -m bpeds --help``) for the commands and
 ``bpeds <command> --help`` for each command's options. :func:`main` takes the
@@ -22,6 +22,7 @@ other ids) are converted first with ``bpeds import``.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -34,6 +35,7 @@ from typing import Any, NoReturn
 
 from bpeds import __version__
 from bpeds._files import check_targets
+from bpeds.counts import Counts, sum_counts
 from bpeds.encoder import SpecialTokenError
 from bpeds.errors import BpedsError
 from bpeds.formats import (
@@ -53,7 +55,7 @@ from bpeds.io import InvalidTextError
 from bpeds.pretokenize import PATTERNS
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.training import count, train
 
 __all__ = ["EXIT_DATA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -190,9 +192,11 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{_count(len(specials), 'special token')}, so it must be at least "
             f"{256 + len(specials)}"
         )
+    if args.counts and (args.group or args.inputs):
+        raise UsageError("give either counts files (--counts) or INPUT files, not both")
     if args.group and args.inputs:
         raise UsageError("give the input files either as INPUTs or with --group, not both")
-    if not args.group and not args.inputs:
+    if not args.group and not args.inputs and not args.counts:
         raise UsageError("give at least one INPUT file (or --group NAME=FILE, repeated)")
     score = _score_spec(args.score, args.score_options)
     with _user_modules(score):
@@ -215,8 +219,10 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
             raise DataError(f"{item} is a directory; give the files in it")
         return p
 
-    data: list[Any] | dict[str, list[Any]]
-    if args.group:
+    data: Any
+    if args.counts:
+        data = _load_counts(args.counts)
+    elif args.group:
         data = {}
         for name, item in args.group:
             data.setdefault(name, []).append(unit(item))
@@ -255,6 +261,105 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
             f"{seconds:.1f} s; wrote {', '.join(str(p) for p in written)}"
         )
     return EXIT_OK
+
+
+def _load_counts(paths: Sequence[str]) -> Counts:
+    """The counts files at ``paths``, added up in the order given."""
+    parts = []
+    for item in paths:
+        p = _input_path(item)
+        if p.is_dir():
+            raise DataError(f"{item} is a directory; give the counts files in it")
+        parts.append(Counts.load(p))
+    try:
+        return sum_counts(parts)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+
+
+def _expand(items: Sequence[str]) -> list[Path]:
+    """Input files: each item a file, or a glob (``*``, ``?``, ``[``, ``**``) that the shell
+    did not expand (quoted, say), matched in sorted order."""
+    out: list[Path] = []
+    for item in items:
+        if os.path.exists(item) or not any(c in item for c in "*?["):
+            p = _input_path(item)
+            if p.is_dir():
+                raise DataError(f"{item} is a directory; give the files in it (or a glob)")
+            out.append(p)
+            continue
+        matches = sorted(m for m in glob.glob(item, recursive=True) if os.path.isfile(m))
+        if not matches:
+            raise DataError(f"no file matches {item!r}")
+        out += map(Path, matches)
+    return out
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    if not args.inputs and not args.add:
+        raise UsageError("give at least one INPUT file (or counts files to add with --add)")
+    if args.scheduler is not None and args.workers != 1:
+        raise UsageError("--scheduler counts on the cluster's workers: drop --workers")
+    output = Path(args.output)
+    _check_new([output], args.force)
+    specials: list[str] = args.special_token or []
+    pattern = "gpt4" if args.pattern is None else _pattern_arg(args.pattern)
+    started = time.perf_counter()
+    parts: list[Counts] = []
+    if args.inputs:
+        files = _expand(args.inputs)
+        options: dict[str, Any] = {
+            "pattern": pattern,
+            "special_tokens": specials,
+            "workers": args.workers,
+            "errors": args.errors,
+        }
+        try:
+            if args.scheduler is None:
+                parts.append(count(files, **options))
+            else:
+                parts.append(_count_on_scheduler(args.scheduler, files, options))
+        except (InvalidTextError, OSError, ImportError):
+            raise
+        except (ValueError, TypeError) as exc:  # count checks its arguments before reading
+            raise UsageError(str(exc)) from None
+    if args.add:
+        added = _load_counts(args.add)
+        if not args.inputs and (args.pattern is not None or specials):
+            raise UsageError(
+                "--add alone adds counts files as they are: drop --pattern and --special-token"
+            )
+        parts.append(added)
+    try:
+        total = sum_counts(parts)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    total.save(output, overwrite=args.force)
+    if not args.quiet:
+        _note(
+            f"bpeds count: {_count(len(total), 'distinct piece')}, {total.total} in all, in "
+            f"{time.perf_counter() - started:.1f} s; wrote {output}"
+        )
+    return EXIT_OK
+
+
+def _count_on_scheduler(address: str, files: list[Path], options: dict[str, Any]) -> Counts:
+    """Count ``files`` on the Dask cluster whose scheduler is at ``address`` (its workers
+    read the files, so the paths must be readable there)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ImportError(
+            "--scheduler counts on a Dask cluster, but dask.distributed is not installed: "
+            "pip install 'bpeds[dask]'"
+        ) from None
+    options = {**options, "workers": 1}
+    try:
+        client = Client(address, timeout="30s")  # type: ignore[no-untyped-call, unused-ignore]
+    except OSError as exc:
+        raise DataError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        return count([p.resolve() for p in files], executor=client, **options)
 
 
 def _json_object(value: str, option: str, example: str) -> dict[str, Any]:
@@ -571,6 +676,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--score group_frequency compares; the model records their names",
     )
     t.add_argument(
+        "--counts",
+        action="append",
+        metavar="FILE",
+        help="instead of INPUTs: train on pre-token counts written by 'bpeds count' "
+        "(repeatable: the files are added up in the order given); the merges are those of "
+        "training on the text they were counted from. The split pattern and special tokens "
+        "are the counts'",
+    )
+    t.add_argument(
         "--vocab-size",
         type=int,
         required=True,
@@ -662,6 +776,57 @@ def build_parser() -> argparse.ArgumentParser:
         help="always draw a progress bar on stderr (needs tqdm; by default a bar is drawn "
         "when stderr is a terminal and tqdm is installed)",
     )
+
+    c = command(
+        "count",
+        "Count the pre-tokens of text files into a counts file, to train from later.",
+        cmd_count,
+    )
+    c.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="UTF-8 text files (.gz, .bz2, .xz and, with zstandard installed, .zst are "
+        "decompressed); a quoted glob such as 'data/**/*.txt' is expanded here, sorted. "
+        "Each file is one unit, as for train",
+    )
+    c.add_argument("-o", "--output", required=True, metavar="PATH", help="the counts file to write")
+    c.add_argument(
+        "--add",
+        action="append",
+        metavar="COUNTS",
+        help="a counts file to add to the result (repeatable; after the INPUTs, in the "
+        "order given): with no INPUT, merges counts files",
+    )
+    c.add_argument(
+        "--pattern",
+        metavar="P",
+        help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (default gpt4); training "
+        "from the counts uses it",
+    )
+    c.add_argument(
+        "--special-token",
+        action="append",
+        metavar="TEXT",
+        help="a special token whose text is cut out of the data (repeatable); training from "
+        "the counts makes these the special tokens",
+    )
+    c.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="local processes that split and count the text (default 1)",
+    )
+    c.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="count on a Dask cluster, e.g. tcp://10.0.0.1:8786 (needs bpeds[dask]); each "
+        "file is read by the worker that counts it, so the paths must be readable there",
+    )
+    _errors_option(c)
+    c.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    c.add_argument("-q", "--quiet", action="store_true", help="print no summary")
 
     e = command("encode", "Encode text to token ids.", cmd_encode)
     e.add_argument("model", help="the tokenizer model file")
