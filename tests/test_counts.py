@@ -1,0 +1,436 @@
+"""Counts as an artefact: count, add, save/load (untrusted files), train from counts (the
+merges of training on the text), executors, compressed inputs, the count command."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import json
+import lzma
+import struct
+import zlib
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bpeds
+from bpeds.cli import main
+from bpeds.counts import MAGIC, Counts, CountsFormatError, sum_counts
+from bpeds.io import InvalidTextError
+from bpeds.pretokenize import PATTERNS
+from bpeds.training import count, count_pieces, train
+from tests.budget import examples
+
+DATA = Path(__file__).parent / "data"
+TEXT_PATH = DATA / "taylorswift.txt"
+TEXT = TEXT_PATH.read_text(encoding="utf-8")
+# Several units of real text (so pieces recur across units, with shifting first appearances).
+UNITS = [TEXT[i : i + 9000] for i in range(0, 90000, 7000)]
+
+ALPHABET = "ab cé中'sl12!.\n\t😀<>"
+units_st = st.lists(st.text(alphabet=ALPHABET, max_size=40), max_size=8)
+
+
+def items(c: Counts) -> list[tuple[str, int]]:
+    return list(c.items())
+
+
+# -- the object -----------------------------------------------------------------------------
+
+
+def test_counts_hold_what_was_counted_in_first_appearance_order() -> None:
+    c = count(["b a b", "c a"], pattern=r"\S+|\s+")
+    assert items(c) == [("b", 2), (" ", 3), ("a", 2), ("c", 1)]
+    assert (len(c), c.total, c["a"], c.get("z"), "c" in c) == (4, 8, 2, 0, True)
+    assert c.pattern == r"\S+|\s+"
+    assert c.special_tokens == ()
+    assert count("x", pattern="gpt2").pattern == PATTERNS["gpt2"]
+
+
+@given(units_st, st.integers(0, 8), st.sampled_from(["gpt2", "gpt4", None]))
+@settings(max_examples=examples(ci=200, local=40), deadline=None)
+def test_the_counts_of_shards_add_up_to_the_counts_of_the_whole(
+    units: list[str], cut: int, pattern: str | None
+) -> None:
+    """``count(a) + count(b) == count(a + b)``, order of first appearance included."""
+    whole = count(units, pattern=pattern, special_tokens=["<>"])
+    a = count(units[:cut], pattern=pattern, special_tokens=["<>"])
+    b = count(units[cut:], pattern=pattern, special_tokens=["<>"])
+    assert items(a + b) == items(whole)
+    expected = count_pieces(
+        bpeds.io.iter_segments(
+            units, special_tokens=["<>"], pattern=PATTERNS.get(pattern or "", pattern)
+        ),
+        PATTERNS.get(pattern or "", pattern),
+    )
+    assert whole.as_dict() == expected
+
+
+def test_adding_counts_made_differently_is_refused() -> None:
+    a = count("a b", pattern="gpt2")
+    with pytest.raises(ValueError, match="different split patterns: gpt2 and gpt4"):
+        _ = a + count("a b", pattern="gpt4")
+    with pytest.raises(ValueError, match="different special tokens"):
+        _ = a + count("a b", pattern="gpt2", special_tokens=["<s>"])
+    with pytest.raises(ValueError, match="at least one"):
+        sum_counts([])
+
+
+@pytest.mark.parametrize(
+    ("pieces", "error", "match"),
+    [
+        ({"": 1}, ValueError, "non-empty str"),
+        ({"a": 0}, ValueError, "int >= 1"),
+        ({"a": True}, ValueError, "int >= 1"),
+        ({"\ud800": 1}, ValueError, "lone surrogate"),
+        ([("a", 1, 2)], TypeError, "pairs"),
+    ],
+)
+def test_bad_pieces_are_refused(pieces: Any, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        Counts(pieces, pattern=None)
+
+
+def test_equality_ignores_order_and_special_token_order() -> None:
+    a = Counts({"x": 1, "y": 2}, pattern=None, special_tokens=["<a>", "<b>"])
+    b = Counts({"y": 2, "x": 1}, pattern=None, special_tokens=["<b>", "<a>"])
+    assert a == b
+    assert items(a) != items(b)
+    assert a != Counts({"x": 1, "y": 3}, pattern=None, special_tokens=["<a>", "<b>"])
+    assert a != Counts({"x": 1, "y": 2}, pattern="gpt2", special_tokens=["<a>", "<b>"])
+
+
+# -- train(counts) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("score", "tie"),
+    [
+        ("frequency", "smallest_ids"),
+        ("frequency", "leftmost"),
+        ("frequency", "hf"),
+        ("pmi", "smallest_ids"),
+        ("length_weighted", "leftmost"),
+        ("wordpiece", "hf"),
+    ],
+)
+def test_training_on_counts_gives_the_merges_of_training_on_the_text(score: str, tie: str) -> None:
+    options: dict[str, Any] = {"score": score, "tie": tie, "special_tokens": ["<|e|>"]}
+    data = [u + "<|e|>" + u[:50] for u in UNITS]
+    counts = count(data, special_tokens=["<|e|>"])
+    from_text = train(data, 420, **options)
+    from_counts = train(counts, 420, **options)
+    assert from_counts.merges == from_text.merges
+    assert from_counts.special_tokens == from_text.special_tokens
+    assert from_counts.pattern == from_text.pattern
+    assert from_counts.options == from_text.options
+
+
+def test_training_on_added_shards_equals_training_on_the_corpus(tmp_path: Path) -> None:
+    parts = []
+    for i, unit in enumerate(UNITS):
+        path = tmp_path / f"shard{i}.counts"
+        count(unit).save(path)
+        parts.append(Counts.load(path))
+    for tie in ("leftmost", "smallest_ids"):
+        assert train(sum_counts(parts), 400, tie=tie).merges == train(UNITS, 400, tie=tie).merges
+
+
+def test_counts_of_groups_train_like_the_groups() -> None:
+    groups = {"a": UNITS[:3], "b": UNITS[3:5]}
+    counted = {name: count(part) for name, part in groups.items()}
+    for score in ("group_frequency", "frequency"):
+        assert train(counted, 330, score=score).merges == train(groups, 330, score=score).merges
+    with pytest.raises(TypeError, match="every group or for none"):
+        train({"a": counted["a"], "b": UNITS[3:5]}, 300)
+
+
+def test_training_options_must_agree_with_how_the_counts_were_made() -> None:
+    c = count(UNITS[0], pattern="gpt2", special_tokens=["<s>"])
+    tok = train(c, 300)  # the counts' pattern and special tokens
+    assert tok.pattern == PATTERNS["gpt2"]
+    assert tok.special_tokens == {"<s>": 299}
+    hf = train(UNITS[0], 300, preset="hf", special_tokens=["<s>"])
+    assert train(c, 300, preset="hf").merges == hf.merges
+    assert train(c, 300, special_tokens={"<s>": 5000}).special_tokens == {"<s>": 5000}
+    with pytest.raises(ValueError, match="made with pattern gpt2: leave pattern out"):
+        train(c, 300, pattern="gpt4")
+    with pytest.raises(ValueError, match="preset 'rustbpe' splits with pattern gpt4"):
+        train(c, 300, preset="rustbpe")
+    with pytest.raises(ValueError, match="type mode only"):
+        train(c, 300, representation="sequence")
+    with pytest.raises(ValueError, match="type mode only"):
+        train(count("ab", pattern="gpt4"), 300, preset="minbpe-regex")
+    with pytest.raises(ValueError, match="texts cut out when counting"):
+        train(c, 300, special_tokens=["<t>"])
+
+
+# -- the file -------------------------------------------------------------------------------
+
+
+def test_a_saved_file_loads_as_the_same_counts(tmp_path: Path) -> None:
+    c = count([*UNITS, "ünïcödé 😀 " * 3], pattern="gpt4o", special_tokens=["<a>", "<b>"])
+    path = c.save(tmp_path / "c.counts")
+    back = Counts.load(path)
+    assert items(back) == items(c)
+    assert (back.pattern, back.special_tokens) == (c.pattern, c.special_tokens)
+    empty = Counts({}, pattern=None)
+    assert items(Counts.load(empty.save(tmp_path / "e.counts"))) == []
+    assert path.stat().st_size < len(TEXT.encode()) // 2  # compressed, not one giant JSON
+
+
+def test_saving_never_replaces_a_file_unless_asked(tmp_path: Path) -> None:
+    path = tmp_path / "c.counts"
+    path.write_bytes(b"keep")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        count("a").save(path)
+    assert path.read_bytes() == b"keep"
+    count("a").save(path, overwrite=True)
+    assert items(Counts.load(path)) == [("a", 1)]
+    with pytest.raises(FileNotFoundError):
+        count("a").save(tmp_path / "no" / "c.counts")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.counts"]  # no temporary left
+
+
+def test_blocks_split_a_large_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bpeds.counts, "BLOCK_TARGET", 200)
+    c = count(UNITS)
+    path = c.save(tmp_path / "c.counts")
+    assert items(Counts.load(path)) == items(c)
+
+
+def _valid_file(tmp_path: Path) -> bytes:
+    path = count(UNITS[:2], special_tokens=["<s>"]).save(tmp_path / "ok.counts")
+    return path.read_bytes()
+
+
+def _load(tmp_path: Path, data: bytes) -> Counts:
+    path = tmp_path / "x.counts"
+    path.write_bytes(data)
+    return Counts.load(path)
+
+
+def test_every_truncation_is_refused_naming_the_file(tmp_path: Path) -> None:
+    data = _valid_file(tmp_path)
+    step = max(1, len(data) // 300)
+    for n in [*range(0, len(data), step), len(data) - 1]:
+        with pytest.raises(CountsFormatError, match=r"x\.counts: "):
+            _load(tmp_path, data[:n])
+
+
+def test_every_flipped_byte_is_caught(tmp_path: Path) -> None:
+    data = _valid_file(tmp_path)
+    step = max(1, len(data) // 300)
+    for i in range(0, len(data), step):
+        bad = bytearray(data)
+        bad[i] ^= 0x41
+        with pytest.raises(CountsFormatError):
+            _load(tmp_path, bytes(bad))
+    with pytest.raises(CountsFormatError, match="after the checksum"):
+        _load(tmp_path, data + b"\0")
+
+
+def _forge(header: dict[str, Any] | bytes, blocks: list[bytes], version: int = 1) -> bytes:
+    """A file with a correct checksum around whatever header and blocks are given."""
+    head = header if isinstance(header, bytes) else json.dumps(header).encode()
+    body = MAGIC + struct.pack("<II", version, len(head)) + head
+    for raw in blocks:
+        packed = zlib.compress(raw)
+        body += struct.pack("<II", len(raw), len(packed)) + packed
+    body += struct.pack("<II", 0, 0)
+    return body + hashlib.sha256(body).digest()
+
+
+def _raw_block(pieces: list[tuple[str, int]], lengths: list[int] | None = None) -> bytes:
+    n = len(pieces)
+    lens = lengths if lengths is not None else [len(p) for p, _ in pieces]
+    return (
+        struct.pack("<I", n)
+        + struct.pack(f"<{n}I", *lens)
+        + struct.pack(f"<{n}Q", *(c for _, c in pieces))
+        + "".join(p for p, _ in pieces).encode()
+    )
+
+
+HEAD: dict[str, Any] = {"pattern": None, "special_tokens": [], "pieces": 2, "total": 3}
+
+
+@pytest.mark.parametrize(
+    ("header", "blocks", "version", "match"),
+    [
+        (HEAD, [_raw_block([("a", 1), ("b", 2)])], 2, "version 2 is not supported"),
+        (b"{", [], 1, "not valid JSON"),
+        (b"[]", [], 1, "JSON object with the keys"),
+        ({**HEAD, "extra": 1}, [], 1, "JSON object with the keys"),
+        ({**HEAD, "pattern": "(a)"}, [], 1, "capturing group"),
+        ({**HEAD, "pieces": -1}, [], 1, "pieces must be an int"),
+        ({**HEAD, "special_tokens": [""]}, [], 1, "special_tokens must be"),
+        (HEAD, [_raw_block([("a", 1), ("a", 2)])], 1, "'a' appears more than once"),
+        (HEAD, [_raw_block([("a", 1), ("b", 0)])], 1, "a count of 0"),
+        (HEAD, [_raw_block([("a", 1), ("b", 2)], [2, 0])], 1, "an empty piece"),
+        (HEAD, [_raw_block([("a", 1), ("b", 2)], [1, 5])], 1, "do not add up"),
+        (HEAD, [_raw_block([("a", 1)])], 1, "the header says 2 pieces"),
+        ({**HEAD, "total": 4}, [_raw_block([("a", 1), ("b", 2)])], 1, r"\(3 in all\)"),
+        (HEAD, [struct.pack("<I", 1 << 30)], 1, "which its size cannot hold"),
+        (HEAD, [_raw_block([("a", 1)])[:-1] + b"\xff"], 1, "not valid UTF-8"),
+    ],
+)
+def test_forged_files_with_a_good_checksum_are_still_refused(
+    tmp_path: Path, header: Any, blocks: list[bytes], version: int, match: str
+) -> None:
+    with pytest.raises(CountsFormatError, match=match):
+        _load(tmp_path, _forge(header, blocks, version))
+
+
+def test_declared_sizes_are_bounded_before_anything_is_allocated(tmp_path: Path) -> None:
+    huge_header = MAGIC + struct.pack("<II", 1, 1 << 31)
+    with pytest.raises(CountsFormatError, match="header claims"):
+        _load(tmp_path, huge_header)
+    head = json.dumps(HEAD).encode()
+    start = MAGIC + struct.pack("<II", 1, len(head)) + head
+    with pytest.raises(CountsFormatError, match="impossible lengths"):
+        _load(tmp_path, start + struct.pack("<II", 1 << 31, 10))
+    # A block that inflates past its declared size is cut off at that size and refused.
+    bomb = zlib.compress(b"\0" * 100_000)
+    with pytest.raises(CountsFormatError, match="declared 16 bytes"):
+        _load(tmp_path, start + struct.pack("<II", 16, len(bomb)) + bomb)
+    with pytest.raises(CountsFormatError, match="not a bpeds counts file"):
+        _load(tmp_path, b'{"format": "bpeds"}')
+
+
+# -- where counting runs --------------------------------------------------------------------
+
+
+def test_an_executor_counts_as_locally(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text(TEXT[:40000], encoding="utf-8")
+    data: list[Any] = [*UNITS[:4], path, UNITS[5], path]
+    local = count(data)
+    with ProcessPoolExecutor(2) as ex:
+        assert items(count(data, executor=ex)) == items(local)
+    with ThreadPoolExecutor(3) as ex:
+        assert items(count(data, executor=ex)) == items(local)
+    assert items(count(data, workers=2)) == items(local)
+
+
+def test_an_executor_names_the_item_as_locally(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bpeds.training, "BATCH_CHARS", 10)
+    data = ["aaaa", "bbbb", "cccc", "dd\ud800d", "e"]
+    with pytest.raises(InvalidTextError) as local:
+        count(data)
+    with ThreadPoolExecutor(2) as ex, pytest.raises(InvalidTextError) as remote:
+        count(data, executor=ex)
+    assert str(remote.value) == str(local.value)
+    assert remote.value.source == local.value.source == 3
+
+
+def test_executor_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="not both"), ThreadPoolExecutor(1) as ex:
+        count("a", workers=2, executor=ex)
+    with pytest.raises(TypeError, match=r"concurrent\.futures\.Executor"):
+        count("a", executor=object())
+    with pytest.raises(TypeError, match="train on"):
+        count({"g": "a"})
+    with pytest.raises(ValueError, match="workers must be"):
+        count("a", workers=0)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_compressed_files_count_as_their_text(tmp_path: Path, suffix: str) -> None:
+    opener: Any = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
+    path = tmp_path / f"t.txt{suffix}"
+    with opener(path, "wb") as f:
+        f.write(TEXT[:30000].encode())
+    assert items(count(path, block_size=4096)) == items(count(TEXT[:30000]))
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+def test_count_then_train_from_counts_writes_the_model_of_the_text(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(UNITS[0], encoding="utf-8")
+    b.write_text(UNITS[1] + "<s>" + UNITS[2], encoding="utf-8")
+    sp = ["--special-token", "<s>"]
+    assert main(["count", str(a), str(b), "-o", str(tmp_path / "ab.counts"), "-q", *sp]) == 0
+    assert main(["count", str(a), "-o", str(tmp_path / "a.counts"), "-q", *sp]) == 0
+    assert main(["count", str(b), "-o", str(tmp_path / "b.counts"), "-q", *sp]) == 0
+    added = ["--add", str(tmp_path / "a.counts"), "--add", str(tmp_path / "b.counts")]
+    assert main(["count", *added, "-o", str(tmp_path / "sum.counts"), "-q"]) == 0
+    glob = str(tmp_path / "*.txt")
+    assert main(["count", glob, "-o", str(tmp_path / "g.counts"), "-q", *sp]) == 0
+    for name in ("sum", "g"):
+        assert (tmp_path / f"{name}.counts").read_bytes() == (tmp_path / "ab.counts").read_bytes()
+    common = ["--vocab-size", "330", "--tie", "leftmost", "-q"]
+    assert main(["train", str(a), str(b), *sp, "-o", str(tmp_path / "t.json"), *common]) == 0
+    counts = ["--counts", str(tmp_path / "ab.counts")]
+    assert main(["train", *counts, "-o", str(tmp_path / "c.json"), *common]) == 0
+    assert (tmp_path / "c.json").read_bytes() == (tmp_path / "t.json").read_bytes()
+
+
+def test_count_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("x y", encoding="utf-8")
+    out = str(tmp_path / "a.counts")
+    assert main(["count", "-o", out]) == 2
+    assert main(["count", str(a), "-o", out, "-q"]) == 0
+    assert main(["count", str(a), "-o", out]) == 1  # exists, no --force
+    assert "--force" in capsys.readouterr().err
+    assert main(["count", str(tmp_path / "*.none"), "-o", out + "2"]) == 1
+    assert "no file matches" in capsys.readouterr().err
+    (tmp_path / "bad.counts").write_bytes(b"not counts")
+    assert (
+        main(
+            [
+                "train",
+                "--counts",
+                str(tmp_path / "bad.counts"),
+                "--vocab-size",
+                "300",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 1
+    )
+    assert "bad.counts: not a bpeds counts file" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "train",
+                "--counts",
+                out,
+                str(a),
+                "--vocab-size",
+                "300",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 2
+    )
+    assert (
+        main(
+            [
+                "train",
+                "--counts",
+                out,
+                "--pattern",
+                "gpt2",
+                "--vocab-size",
+                "300",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 2
+    )
+    assert "leave pattern out" in capsys.readouterr().err
+    (tmp_path / "bad.txt").write_bytes(b"ok \xff")
+    assert main(["count", str(tmp_path / "bad.txt"), "-o", str(tmp_path / "b.counts")]) == 1
+    assert "bad.txt: invalid UTF-8 at byte offset 3" in capsys.readouterr().err
