@@ -55,7 +55,7 @@ from bpeds.io import InvalidTextError
 from bpeds.pretokenize import PATTERNS
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import count, train
+from bpeds.training import count, count_to_file, train
 
 __all__ = ["EXIT_DATA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -300,52 +300,61 @@ def cmd_count(args: argparse.Namespace) -> int:
         raise UsageError("give at least one INPUT file (or counts files to add with --add)")
     if args.scheduler is not None and args.workers != 1:
         raise UsageError("--scheduler counts on the cluster's workers: drop --workers")
+    if args.add and (args.max_memory is not None or args.min_count != 1):
+        raise UsageError("--add holds the counts in memory: drop --max-memory and --min-count")
+    if not args.inputs and (args.pattern is not None or args.special_token):
+        raise UsageError(
+            "--add alone adds counts files as they are: drop --pattern and --special-token"
+        )
     output = Path(args.output)
     _check_new([output], args.force)
-    specials: list[str] = args.special_token or []
-    pattern = "gpt4" if args.pattern is None else _pattern_arg(args.pattern)
+    options: dict[str, Any] = {
+        "pattern": "gpt4" if args.pattern is None else _pattern_arg(args.pattern),
+        "special_tokens": args.special_token or [],
+        "workers": args.workers,
+        "errors": args.errors,
+        "max_memory": args.max_memory,
+        "min_count": args.min_count,
+        "spill_dir": args.spill_dir,
+    }
     started = time.perf_counter()
-    parts: list[Counts] = []
-    if args.inputs:
-        files = _expand(args.inputs)
-        options: dict[str, Any] = {
-            "pattern": pattern,
-            "special_tokens": specials,
-            "workers": args.workers,
-            "errors": args.errors,
-        }
+    with _scheduler(args.scheduler) as client:
+        if client is not None:
+            options["executor"] = client
+            options["workers"] = 1
+        files = [p.resolve() for p in _expand(args.inputs)] if client else _expand(args.inputs)
         try:
-            if args.scheduler is None:
-                parts.append(count(files, **options))
+            if not args.add:
+                pieces, total = count_to_file(files, output, overwrite=args.force, **options)
             else:
-                parts.append(_count_on_scheduler(args.scheduler, files, options))
-        except (InvalidTextError, OSError, ImportError):
+                parts = [count(files, **options)] if files else []
+                parts.append(_load_counts(args.add))
+                try:
+                    summed = sum_counts(parts)
+                except ValueError as exc:
+                    raise DataError(str(exc)) from None
+                summed.save(output, overwrite=args.force)
+                pieces, total = len(summed), summed.total
+        except (InvalidTextError, OSError, ImportError, DataError):
             raise
         except (ValueError, TypeError) as exc:  # count checks its arguments before reading
             raise UsageError(str(exc)) from None
-    if args.add:
-        added = _load_counts(args.add)
-        if not args.inputs and (args.pattern is not None or specials):
-            raise UsageError(
-                "--add alone adds counts files as they are: drop --pattern and --special-token"
-            )
-        parts.append(added)
-    try:
-        total = sum_counts(parts)
-    except ValueError as exc:
-        raise DataError(str(exc)) from None
-    total.save(output, overwrite=args.force)
     if not args.quiet:
         _note(
-            f"bpeds count: {_count(len(total), 'distinct piece')}, {total.total} in all, in "
+            f"bpeds count: {_count(pieces, 'distinct piece')}, {total} in all, in "
             f"{time.perf_counter() - started:.1f} s; wrote {output}"
         )
     return EXIT_OK
 
 
-def _count_on_scheduler(address: str, files: list[Path], options: dict[str, Any]) -> Counts:
-    """Count ``files`` on the Dask cluster whose scheduler is at ``address`` (its workers
-    read the files, so the paths must be readable there)."""
+@contextmanager
+def _scheduler(address: str | None) -> Iterator[Any]:
+    """A ``distributed.Client`` of the Dask scheduler at ``address`` (None: no client).
+
+    Its workers read the files, so the paths must be readable there."""
+    if address is None:
+        yield None
+        return
     try:
         from distributed import Client
     except ImportError:
@@ -353,13 +362,30 @@ def _count_on_scheduler(address: str, files: list[Path], options: dict[str, Any]
             "--scheduler counts on a Dask cluster, but dask.distributed is not installed: "
             "pip install 'bpeds[dask]'"
         ) from None
-    options = {**options, "workers": 1}
     try:
         client = Client(address, timeout="30s")  # type: ignore[no-untyped-call, unused-ignore]
     except OSError as exc:
         raise DataError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
-        return count([p.resolve() for p in files], executor=client, **options)
+        yield client
+
+
+def _size_arg(value: str) -> int:
+    """A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024)."""
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
+    scale = 1
+    if text and text[-1] in "KMGT":
+        scale = 1024 ** ("KMGT".index(text[-1]) + 1)
+        text = text[:-1]
+    try:
+        number = float(text)
+    except ValueError:
+        number = -1
+    if not number > 0 or number * scale < 1 << 20:
+        raise argparse.ArgumentTypeError(
+            f"expected a size of at least 1M such as 512M or 4G, got {value!r}"
+        )
+    return int(number * scale)
 
 
 def _json_object(value: str, option: str, example: str) -> dict[str, Any]:
@@ -823,6 +849,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="count on a Dask cluster, e.g. tcp://10.0.0.1:8786 (needs bpeds[dask]); each "
         "file is read by the worker that counts it, so the paths must be readable there",
+    )
+    c.add_argument(
+        "--max-memory",
+        type=_size_arg,
+        metavar="SIZE",
+        help="keep the table being counted under SIZE (512M, 4G, ...): sorted runs spill to "
+        "disk and are merged exactly at the end, and the file is written without holding all "
+        "the counts (default: no limit)",
+    )
+    c.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="where --max-memory spills its runs (default: the system's temporary directory)",
+    )
+    c.add_argument(
+        "--min-count",
+        type=int,
+        default=1,
+        metavar="N",
+        help="leave out pieces counted fewer than N times in all: smaller counts, but merges "
+        "made from the pairs inside those pieces can change (default 1: keep every piece)",
     )
     _errors_option(c)
     c.add_argument("--force", action="store_true", help="replace the output file if it exists")

@@ -43,10 +43,13 @@ counts read so far.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
+import pickle
 import struct
 import sys
+import tempfile
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -54,11 +57,18 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bpeds._files import write_stream
+from bpeds._files import check_targets, write_stream
 from bpeds.errors import BpedsError
 from bpeds.pretokenize import resolve_pattern
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "Counts", "CountsFormatError", "sum_counts"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MAGIC",
+    "Counts",
+    "CountsFormatError",
+    "SpillCounter",
+    "sum_counts",
+]
 
 #: The first bytes of every counts file (a high byte first, so that a text-mode copy or a
 #: 7-bit channel that mangles it is caught at once).
@@ -248,7 +258,7 @@ class Counts:
             "pieces": len(self._pieces),
             "total": self._total,
         }
-        return write_stream(path, _render(header, self._pieces), overwrite=overwrite)
+        return write_stream(path, _render(header, self._pieces.items()), overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Counts:
@@ -365,7 +375,7 @@ def _block(pieces: list[str], counts: list[int]) -> bytes:
     return struct.pack("<II", len(raw), len(packed)) + packed
 
 
-def _render(header: dict[str, Any], table: dict[str, int]) -> Iterator[bytes]:
+def _render(header: dict[str, Any], table: Iterable[tuple[str, int]]) -> Iterator[bytes]:
     digest = hashlib.sha256()
 
     def out(chunk: bytes) -> bytes:
@@ -377,7 +387,7 @@ def _render(header: dict[str, Any], table: dict[str, int]) -> Iterator[bytes]:
     pieces: list[str] = []
     counts: list[int] = []
     size = 0
-    for p, n in table.items():
+    for p, n in table:
         pieces.append(p)
         counts.append(n)
         size += 12 + len(p)
@@ -523,3 +533,207 @@ class _Reader:
                 raise self.fail(f"the piece {p!r} appears more than once")
             table[p] = c
         return n, sum(counts)
+
+
+# -- counting in bounded memory ---------------------------------------------------------------
+
+#: Bytes a distinct piece is taken to cost in a table besides its characters: the ``str``
+#: and ``int`` objects and the dict slot (measured: about 110-130 on CPython 3.11 for short
+#: ASCII pieces). The estimate counts characters, not bytes, for the text.
+ENTRY_BYTES = 120
+#: Entries per pickled chunk of a run file.
+_RUN_CHUNK = 1 << 16
+
+
+class SpillCounter:
+    """Adds partial counts into a table kept under a memory budget, spilling to disk.
+
+    When the table's estimated size (:data:`ENTRY_BYTES` plus the length of
+    each distinct piece) passes half of ``max_memory`` bytes, it is written,
+    sorted by piece, to a *run* file in a private temporary directory (under
+    ``directory``, default the system's) and emptied; half, because sorting it
+    for the run takes about as much again. At the end the runs are merged
+    exactly: equal pieces add up and keep their earliest appearance, so the
+    result is what one unbounded table gives, order of first appearance
+    included. The run files are this process's own (pickled chunks, read back
+    only by it) and are deleted by :meth:`close` (or leaving the ``with``
+    block).
+
+    >>> with SpillCounter(400) as sc:
+    ...     for part in ({"a": 1, "b": 2}, {"c": 1, "a": 5}, {"b": 1, "d": 1}):
+    ...         sc.add(part)
+    ...     sc.runs > 0, list(sc.counts(None, ()).items())
+    (True, [('a', 6), ('b', 3), ('c', 1), ('d', 1)])
+
+    Complexity: O(P log P) for P pieces added (sorting the runs, then a k-way
+    merge); memory about ``max_memory`` besides the result.
+    """
+
+    def __init__(self, max_memory: int, directory: str | os.PathLike[str] | None = None) -> None:
+        if isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory < 1:
+            raise ValueError(f"max_memory must be an int >= 1 (bytes), got {max_memory!r}")
+        self._limit = max_memory // 2
+        self._where = directory
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._runs: list[Path] = []
+        self._files = 0
+        self._table: dict[str, int] = {}
+        self._size = 0
+        self._offset = 0  # the order (first appearance) of the current table's first piece
+
+    @property
+    def runs(self) -> int:
+        """How many runs were written to disk so far."""
+        return len(self._runs)
+
+    def __enter__(self) -> SpillCounter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Delete the run files (idempotent)."""
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+        self._runs = []
+
+    def add(self, part: Mapping[str, int]) -> None:
+        """Add ``{piece: count}`` (its order is the order of first appearance); spill if over.
+
+        O(len(part)), plus a spill's O(n log n) when the table passes the budget.
+        """
+        table = self._table
+        get = table.get
+        size = self._size
+        for k, v in part.items():
+            old = get(k)
+            if old is None:
+                table[k] = v
+                size += ENTRY_BYTES + len(k)
+            else:
+                table[k] = old + v
+        self._size = size
+        if size > self._limit:
+            self._spill()
+
+    def _spill(self) -> None:
+        table = self._table
+        table.pop("", None)
+        if not table:
+            return
+        entries = sorted(
+            zip(table, table.values(), range(self._offset, self._offset + len(table)), strict=True),
+            key=_first,
+        )
+        self._offset += len(table)
+        self._table = {}
+        self._size = 0
+        self._runs.append(self._write_run(entries))
+
+    def _write_run(self, entries: list[Any]) -> Path:
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix="bpeds-counts-", dir=self._where)
+        self._files += 1
+        path = Path(self._dir.name) / f"run{self._files}.bin"
+        with open(path, "wb") as f:
+            for i in range(0, len(entries), _RUN_CHUNK):
+                pickle.dump(entries[i : i + _RUN_CHUNK], f, protocol=pickle.HIGHEST_PROTOCOL)
+        return path
+
+    @staticmethod
+    def _read_run(path: Path) -> Iterator[Any]:
+        # Only files this process wrote, in its own private directory, are read here.
+        with open(path, "rb") as f:
+            while True:
+                try:
+                    chunk = pickle.load(f)
+                except EOFError:
+                    return
+                yield from chunk
+
+    def _merged(self) -> Iterator[tuple[str, int, int]]:
+        """Every piece once, sorted by piece: ``(piece, count, order)``. Empties the table."""
+        self._spill()
+        current: str | None = None
+        total = order = 0
+        streams = [self._read_run(r) for r in self._runs]
+        for piece, n, o in heapq.merge(*streams, key=_first):
+            if piece == current:
+                total += n
+                order = min(order, o)
+                continue
+            if current is not None:
+                yield current, total, order
+            current, total, order = piece, n, o
+        if current is not None:
+            yield current, total, order
+
+    def counts(
+        self, pattern: str | None, special_tokens: tuple[str, ...], min_count: int = 1
+    ) -> Counts:
+        """The counts added so far (pieces counted fewer than ``min_count`` times left out)."""
+        if not self._runs:
+            table = self._table
+            table.pop("", None)
+            self._table, self._size = {}, 0
+        else:
+            entries = sorted((o, p, n) for p, n, o in self._merged())
+            table = {p: n for _, p, n in entries}
+            del entries
+        if min_count > 1:
+            table = {p: n for p, n in table.items() if n >= min_count}
+        return Counts._trusted(table, pattern, special_tokens)
+
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        pattern: str | None,
+        special_tokens: tuple[str, ...],
+        *,
+        overwrite: bool = False,
+        min_count: int = 1,
+    ) -> tuple[int, int]:
+        """Write the counts added so far to a counts file without holding them all.
+
+        The merged pieces are sorted back into order of first appearance by
+        a second external sort (runs under the same budget). Returns
+        ``(distinct pieces, total)`` written. Same file and errors as
+        :meth:`Counts.save`.
+        """
+        if not self._runs:
+            c = self.counts(pattern, special_tokens, min_count)
+            c.save(path, overwrite=overwrite)
+            return len(c), c.total
+        check_targets([path], overwrite=overwrite)
+        pieces = total = size = 0
+        buffer: list[tuple[int, str, int]] = []
+        by_order: list[Path] = []
+        for p, n, o in self._merged():
+            if n < min_count:
+                continue
+            pieces += 1
+            total += n
+            buffer.append((o, p, n))
+            size += ENTRY_BYTES + len(p)
+            if size > self._limit:
+                buffer.sort()
+                by_order.append(self._write_run(buffer))
+                buffer, size = [], 0
+        buffer.sort()
+        streams: list[Iterator[Any]] = [self._read_run(r) for r in by_order]
+        streams.append(iter(buffer))
+        ordered = ((p, n) for _, p, n in heapq.merge(*streams))
+        header = {
+            "pattern": pattern,
+            "special_tokens": list(special_tokens),
+            "pieces": pieces,
+            "total": total,
+        }
+        write_stream(path, _render(header, ordered), overwrite=overwrite)
+        return pieces, total
+
+
+def _first(entry: tuple[Any, ...]) -> Any:
+    return entry[0]

@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import enum
 import os
+import sys
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
 
+from bpeds._files import check_targets
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
-from bpeds.counts import Counts, sum_counts
+from bpeds.counts import Counts, SpillCounter
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.io import (
     DEFAULT_BLOCK_SIZE,
@@ -55,7 +57,7 @@ from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
 from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["PRESETS", "count", "count_pieces", "train"]
+__all__ = ["PRESETS", "count", "count_pieces", "count_to_file", "train"]
 
 #: What each preset sets. An argument not given takes the preset's value; an
 #: argument given a different value is an error (even the usual default's).
@@ -177,23 +179,32 @@ def count_pieces(
             for k, v in result.items():
                 merged[k] = get(k, 0) + v
 
-    batches = _batches(texts, batch_chars)
-    if workers == 1:
-        for b in batches:
-            fold(_count_batch(b, pattern, sequence))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            window: deque[Future[Any]] = deque()
-            for b in batches:
-                window.append(ex.submit(_count_batch, b, pattern, sequence))
-                if len(window) >= 2 * workers:
-                    fold(window.popleft().result())
-            while window:
-                fold(window.popleft().result())
+    for result in _batch_results(texts, pattern, sequence, workers, batch_chars):
+        fold(result)
     if sequence:
         return ordered
     merged.pop("", None)
     return merged
+
+
+def _batch_results(
+    texts: Iterable[str], pattern: str | None, sequence: bool, workers: int, batch_chars: int
+) -> Iterator[Any]:
+    """:func:`_count_batch` of each batch of ``texts``, in batch order (in ``workers``
+    processes, at most ``2 * workers`` batches in flight)."""
+    batches = _batches(texts, batch_chars)
+    if workers == 1:
+        for b in batches:
+            yield _count_batch(b, pattern, sequence)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as ex:
+        window: deque[Future[Any]] = deque()
+        for b in batches:
+            window.append(ex.submit(_count_batch, b, pattern, sequence))
+            if len(window) >= 2 * workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
 
 
 # -- counts as an artefact: bpeds.count, locally, on an Executor or on Dask -------------------
@@ -306,28 +317,96 @@ def _is_dask_bag(data: object) -> bool:
     return kind.__module__.startswith("dask.bag") and kind.__name__ == "Bag"
 
 
-def _on_executor(executor: Executor, tasks: Iterator[Task]) -> Counts | None:
+def _on_executor(executor: Executor, tasks: Iterator[Task], sink: SpillCounter) -> None:
     """Run the tasks on ``executor``, a bounded window at a time, adding results in order."""
     width = getattr(executor, "_max_workers", None)
     window_size = 2 * width if isinstance(width, int) and width > 0 else 32
-    total: Counts | None = None
     window: deque[Future[Counts]] = deque()
-
-    def fold(part: Counts) -> None:
-        nonlocal total
-        total = part if total is None else sum_counts([total, part])
-
     try:
         for fn, args in tasks:
             window.append(executor.submit(fn, *args))
             if len(window) >= window_size:
-                fold(window.popleft().result())
+                sink.add(window.popleft().result()._pieces)
         while window:
-            fold(window.popleft().result())
+            sink.add(window.popleft().result()._pieces)
     finally:
         for f in window:
             f.cancel()
-    return total
+
+
+class _Plan:
+    """The checked arguments of :func:`count` and :func:`count_to_file`."""
+
+    def __init__(
+        self,
+        data: object,
+        pattern: str | None,
+        special_tokens: Iterable[str],
+        workers: int,
+        executor: object,
+        errors: str,
+        block_size: int,
+        max_memory: int | None,
+        min_count: int,
+    ) -> None:
+        self.source, _ = resolve_pattern(pattern)
+        self.specials = tuple(check_special_texts(_special_list(special_tokens)))
+        self.workers = _check_int(workers, "workers", 1)
+        self.errors = check_errors(errors)
+        self.block_size = _check_int(block_size, "block_size", 1)
+        self.min_count = _check_int(min_count, "min_count", 1)
+        self.max_memory = None if max_memory is None else _check_int(max_memory, "max_memory", 1)
+        if executor is not None and workers != 1:
+            raise ValueError("give either workers= (local processes) or executor=, not both")
+        if executor is not None and not (
+            isinstance(executor, Executor) or _is_dask_client(executor)
+        ):
+            raise TypeError(
+                "executor must be a concurrent.futures.Executor or a distributed.Client, got "
+                f"{type(executor).__name__}"
+            )
+        self.executor = executor
+        self.bag = _is_dask_bag(data)
+        if self.bag:
+            if executor is not None and not _is_dask_client(executor):
+                raise TypeError(
+                    "a dask.bag is computed by Dask: give a distributed.Client as executor, or none"
+                )
+            if max_memory is not None:
+                raise ValueError(
+                    "a dask.bag is added up by Dask's own reduction, which max_memory cannot "
+                    "bound: give the files or texts instead"
+                )
+        else:
+            if isinstance(data, Mapping):
+                raise TypeError(
+                    "count takes one group's data; count each group on its own and train on "
+                    "{group name: counts}"
+                )
+            check_data(data)
+        self.data = data
+
+    def empty(self) -> Counts:
+        return Counts._trusted({}, self.source, self.specials)
+
+    def feed(self, sink: SpillCounter) -> None:
+        """Count the data into ``sink``, in order, where the arguments say."""
+        if self.executor is None:
+            segments = iter_segments(
+                self.data,
+                pattern=self.source,
+                special_tokens=self.specials,
+                errors=self.errors,
+                block_size=self.block_size,
+            )
+            for part in _batch_results(segments, self.source, False, self.workers, BATCH_CHARS):
+                sink.add(part)
+            return
+        tasks = _tasks(self.data, self.source, self.specials, self.errors, self.block_size)
+        executor: Any = self.executor
+        _on_executor(
+            executor.get_executor() if _is_dask_client(executor) else executor, tasks, sink
+        )
 
 
 def count(
@@ -339,6 +418,9 @@ def count(
     executor: object = None,
     errors: str = "strict",
     block_size: int = DEFAULT_BLOCK_SIZE,
+    max_memory: int | None = None,
+    min_count: int = 1,
+    spill_dir: str | os.PathLike[str] | None = None,
 ) -> Counts:
     """Count the pieces of ``data`` as :func:`train` does, and return them as :class:`Counts`.
 
@@ -371,61 +453,94 @@ def count(
     characters. On an ``Executor`` the partial counts come back in order and
     are added here, a bounded window of tasks in flight; on a ``Client``
     they are added on the cluster, ``TREE_FANIN`` at a time in a tree, so
-    that only the final counts come back. Give ``workers`` or ``executor``,
-    not both. The result is the same in every case, order of first
-    appearance included.
+    that only the final counts come back (with ``max_memory``, a ``Client``
+    is used as its executor instead, so that the budget holds here). Give
+    ``workers`` or ``executor``, not both. The result is the same in every
+    case, order of first appearance included.
+
+    ``max_memory`` (bytes): the table being counted is kept under this
+    budget by spilling sorted runs to disk (in ``spill_dir``, default the
+    system's temporary directory) and merging them exactly at the end (see
+    :class:`~bpeds.counts.SpillCounter`); the returned counts are then built
+    in memory, so to bound memory end to end write them with
+    :func:`count_to_file`. ``min_count``: leave out pieces counted fewer
+    times in all (their exact totals are added first). This is the one
+    approximation offered: training on such counts never sees the pairs
+    inside the dropped pieces, so merges whose counts those pairs made up
+    can change order or disappear; the default keeps every piece.
 
     Errors: as :func:`train` (checked before any data is read); an error in
     a task (an unreadable file, invalid UTF-8) is raised here, as it would be
     locally, naming the file.
 
-    Complexity: O(total text) work; memory here O(distinct pieces).
+    Complexity: O(total text) work; memory here O(distinct pieces), or about
+    ``max_memory`` while counting.
     """
-    source, _ = resolve_pattern(pattern)
-    specials = tuple(check_special_texts(_special_list(special_tokens)))
-    workers = _check_int(workers, "workers", 1)
-    errors = check_errors(errors)
-    block_size = _check_int(block_size, "block_size", 1)
-    if executor is not None and workers != 1:
-        raise ValueError("give either workers= (local processes) or executor=, not both")
-    if executor is not None and not (isinstance(executor, Executor) or _is_dask_client(executor)):
-        raise TypeError(
-            "executor must be a concurrent.futures.Executor or a distributed.Client, got "
-            f"{type(executor).__name__}"
-        )
-    if _is_dask_bag(data):
-        if executor is not None and not _is_dask_client(executor):
-            raise TypeError(
-                "a dask.bag is computed by Dask: give a distributed.Client as executor, or none"
-            )
+    plan = _Plan(
+        data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
+    )
+    if plan.bag:
         from bpeds import _dask
 
-        return _dask.count_bag(
-            data, _count_partition, (source, specials, errors, block_size), executor, TREE_FANIN
-        ) or Counts._trusted({}, source, specials)
-    if isinstance(data, Mapping):
-        raise TypeError(
-            "count takes one group's data; count each group on its own and train on "
-            "{group name: counts}"
-        )
-    check_data(data)
+        options = (plan.source, plan.specials, plan.errors, plan.block_size)
+        got = _dask.count_bag(data, _count_partition, options, executor, TREE_FANIN)
+        return _at_least(got or plan.empty(), plan.min_count)
     _warn_if_path_like_text(data)
-    if executor is None:
-        segments = iter_segments(
-            data, pattern=source, special_tokens=specials, errors=errors, block_size=block_size
-        )
-        pieces = count_pieces(segments, source, workers=workers)
-        assert isinstance(pieces, dict)
-        return Counts._trusted(pieces, source, specials)
-    tasks = _tasks(data, source, specials, errors, block_size)
-    if _is_dask_client(executor):
+    if _is_dask_client(executor) and max_memory is None:
         from bpeds import _dask
 
-        total = _dask.count_on_client(executor, tasks, TREE_FANIN)
-    else:
-        assert isinstance(executor, Executor)
-        total = _on_executor(executor, tasks)
-    return total if total is not None else Counts._trusted({}, source, specials)
+        tasks = _tasks(data, plan.source, plan.specials, plan.errors, plan.block_size)
+        got = _dask.count_on_client(executor, tasks, TREE_FANIN)
+        return _at_least(got or plan.empty(), plan.min_count)
+    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+        plan.feed(sink)
+        return sink.counts(plan.source, plan.specials, plan.min_count)
+
+
+def count_to_file(
+    data: object,
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    pattern: str | None = "gpt4",
+    special_tokens: Iterable[str] = (),
+    workers: int = 1,
+    executor: object = None,
+    errors: str = "strict",
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    max_memory: int | None = None,
+    min_count: int = 1,
+    spill_dir: str | os.PathLike[str] | None = None,
+) -> tuple[int, int]:
+    """Count ``data`` as :func:`count` does and write the counts file at ``path``.
+
+    With ``max_memory`` the whole table is never held: counting spills
+    sorted runs, and writing merges them and sorts them back into order of
+    first appearance on disk (see :meth:`~bpeds.counts.SpillCounter.save`).
+    The file is what ``count(data, ...).save(path)`` writes. ``path`` is
+    checked first (``FileExistsError`` unless ``overwrite``; a missing
+    directory ``FileNotFoundError``). A ``dask.bag`` is refused here (its
+    reduction returns one table). Returns ``(distinct pieces, total)``.
+    """
+    plan = _Plan(
+        data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
+    )
+    if plan.bag:
+        raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
+    check_targets([path], overwrite=overwrite)
+    _warn_if_path_like_text(data)
+    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+        plan.feed(sink)
+        return sink.save(
+            path, plan.source, plan.specials, overwrite=overwrite, min_count=plan.min_count
+        )
+
+
+def _at_least(c: Counts, min_count: int) -> Counts:
+    if min_count == 1:
+        return c
+    kept = {p: n for p, n in c.items() if n >= min_count}
+    return Counts._trusted(kept, c.pattern, c.special_tokens)
 
 
 def _special_list(special_tokens: Iterable[str]) -> list[str]:

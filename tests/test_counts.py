@@ -9,6 +9,7 @@ import hashlib
 import json
 import lzma
 import struct
+import tempfile
 import zlib
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -20,10 +21,10 @@ from hypothesis import strategies as st
 
 import bpeds
 from bpeds.cli import main
-from bpeds.counts import MAGIC, Counts, CountsFormatError, sum_counts
+from bpeds.counts import MAGIC, Counts, CountsFormatError, SpillCounter, _render, sum_counts
 from bpeds.io import InvalidTextError
 from bpeds.pretokenize import PATTERNS
-from bpeds.training import count, count_pieces, train
+from bpeds.training import count, count_pieces, count_to_file, train
 from tests.budget import examples
 
 DATA = Path(__file__).parent / "data"
@@ -217,7 +218,7 @@ def _load(tmp_path: Path, data: bytes) -> Counts:
 
 def test_every_truncation_is_refused_naming_the_file(tmp_path: Path) -> None:
     data = _valid_file(tmp_path)
-    step = max(1, len(data) // 300)
+    step = max(1, len(data) // examples(ci=400, local=100))
     for n in [*range(0, len(data), step), len(data) - 1]:
         with pytest.raises(CountsFormatError, match=r"x\.counts: "):
             _load(tmp_path, data[:n])
@@ -225,7 +226,7 @@ def test_every_truncation_is_refused_naming_the_file(tmp_path: Path) -> None:
 
 def test_every_flipped_byte_is_caught(tmp_path: Path) -> None:
     data = _valid_file(tmp_path)
-    step = max(1, len(data) // 300)
+    step = max(1, len(data) // examples(ci=400, local=100))
     for i in range(0, len(data), step):
         bad = bytearray(data)
         bad[i] ^= 0x41
@@ -434,3 +435,77 @@ def test_count_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (tmp_path / "bad.txt").write_bytes(b"ok \xff")
     assert main(["count", str(tmp_path / "bad.txt"), "-o", str(tmp_path / "b.counts")]) == 1
     assert "bad.txt: invalid UTF-8 at byte offset 3" in capsys.readouterr().err
+
+
+# -- bounded memory ---------------------------------------------------------------------------
+
+parts_st = st.lists(
+    st.dictionaries(st.text(alphabet="abcé😀 ", min_size=1, max_size=4), st.integers(1, 5)),
+    max_size=12,
+)
+
+
+@given(parts_st, st.integers(130, 2000))
+@settings(max_examples=examples(ci=200, local=25), deadline=None)
+def test_spilling_gives_the_unbounded_table_and_file(
+    parts: list[dict[str, int]], budget: int
+) -> None:
+    """Against the reference: one dict, added into in order (first appearance kept)."""
+    reference: dict[str, int] = {}
+    for part in parts:
+        for k, v in part.items():
+            reference[k] = reference.get(k, 0) + v
+    expected = Counts(reference, pattern=None, special_tokens=["<s>"])
+    with SpillCounter(budget) as sc:
+        for part in parts:
+            sc.add(part)
+        assert items(sc.counts(None, ("<s>",))) == items(expected)
+    with tempfile.TemporaryDirectory() as d, SpillCounter(budget, d) as sc:
+        for part in parts:
+            sc.add(part)
+        assert sc.save(Path(d) / "s.counts", None, ("<s>",)) == (len(expected), expected.total)
+        header: dict[str, Any] = {"pattern": None, "special_tokens": ["<s>"]}
+        header |= {"pieces": len(expected), "total": expected.total}
+        rendered = b"".join(_render(header, expected.items()))  # what expected.save writes
+        assert (Path(d) / "s.counts").read_bytes() == rendered
+        for minimum in (2, 4):
+            with SpillCounter(budget) as again:
+                for part in parts:
+                    again.add(part)
+                got = again.counts(None, ("<s>",), min_count=minimum)
+            assert items(got) == [(p, n) for p, n in reference.items() if n >= minimum]
+
+
+def test_a_memory_budget_changes_nothing_but_memory(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    whole = count(UNITS)
+    with ThreadPoolExecutor(2) as ex:
+        bounded = count(UNITS, max_memory=50_000, spill_dir=spill, executor=ex)
+    assert items(bounded) == items(whole)
+    assert items(count(UNITS, max_memory=50_000, workers=2)) == items(whole)
+    assert count_to_file(UNITS, tmp_path / "b.counts", max_memory=50_000, spill_dir=spill) == (
+        len(whole),
+        whole.total,
+    )
+    assert (tmp_path / "b.counts").read_bytes() == whole.save(tmp_path / "w.counts").read_bytes()
+    assert list(spill.iterdir()) == []  # the runs are gone
+    kept = count(UNITS, min_count=3)
+    assert items(kept) == [(p, n) for p, n in whole.items() if n >= 3]
+    with pytest.raises(ValueError, match="max_memory must be"):
+        count(UNITS, max_memory=0)
+    with pytest.raises(FileExistsError):
+        count_to_file(UNITS, tmp_path / "b.counts")
+
+
+def test_the_count_command_under_a_budget(tmp_path: Path) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "a.counts"
+    assert main(["count", str(a), "-o", str(out), "--max-memory", "1M", "-q"]) == 0
+    assert out.read_bytes() == count(a).save(tmp_path / "ref.counts").read_bytes()
+    assert main(["count", str(a), "-o", str(tmp_path / "m"), "--max-memory", "12", "-q"]) == 2
+    assert main(["count", str(a), "-o", str(tmp_path / "m"), "--min-count", "2", "-q"]) == 0
+    assert Counts.load(tmp_path / "m") == Counts(
+        {p: n for p, n in count(a).items() if n >= 2}, pattern="gpt4"
+    )
