@@ -392,14 +392,20 @@ class _Plan:
     def feed(self, sink: SpillCounter) -> None:
         """Count the data into ``sink``, in order, where the arguments say."""
         if self.executor is None:
+            # Under a budget, the text read at a time and a batch's own tables (up to ~15
+            # bytes per character of text without repeats, twice) are kept to a small share.
+            size = BATCH_CHARS if self.max_memory is None else self.max_memory // 64
+            size = max(1 << 16, min(BATCH_CHARS, size))
             segments = iter_segments(
                 self.data,
                 pattern=self.source,
                 special_tokens=self.specials,
                 errors=self.errors,
-                block_size=self.block_size,
+                block_size=self.block_size
+                if self.max_memory is None
+                else min(self.block_size, size),
             )
-            for part in _batch_results(segments, self.source, False, self.workers, BATCH_CHARS):
+            for part in _batch_results(segments, self.source, False, self.workers, size):
                 sink.add(part)
             return
         tasks = _tasks(self.data, self.source, self.specials, self.errors, self.block_size)
