@@ -700,6 +700,13 @@ def train(
     (after ``he``, English is compressed better than German, so
     ``group_frequency`` serves German next; frequency takes ``the``.)
 
+    ``data`` may also be a :class:`~bpeds.counts.Counts` (see :func:`count`),
+    or a mapping of groups to counts: the same merges as training on the
+    text they were counted from, without reading it (type mode only). The
+    counts' pattern and special tokens are used: a ``pattern`` or ``preset``
+    that splits otherwise, or ``special_tokens`` naming other texts, raise
+    ``ValueError`` (``special_tokens`` may give their ids as a dict).
+
     A score with ``needs_groups`` (``"group_frequency"``) given data that is
     not such a mapping, or a mapping of fewer than two groups, raises
     ``ValueError`` (it would give frequency's merges at several times the
