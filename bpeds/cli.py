@@ -300,8 +300,10 @@ def cmd_count(args: argparse.Namespace) -> int:
         raise UsageError("give at least one INPUT file (or counts files to add with --add)")
     if args.scheduler is not None and args.workers != 1:
         raise UsageError("--scheduler counts on the cluster's workers: drop --workers")
-    if args.add and (args.max_memory is not None or args.min_count != 1):
-        raise UsageError("--add holds the counts in memory: drop --max-memory and --min-count")
+    if args.add and (args.max_memory is not None or args.min_count != 1 or args.resume):
+        raise UsageError(
+            "--add holds the counts in memory: drop --max-memory, --min-count and --resume"
+        )
     if not args.inputs and (args.pattern is not None or args.special_token):
         raise UsageError(
             "--add alone adds counts files as they are: drop --pattern and --special-token"
@@ -324,6 +326,11 @@ def cmd_count(args: argparse.Namespace) -> int:
             options["workers"] = 1
         files = [p.resolve() for p in _expand(args.inputs)] if client else _expand(args.inputs)
         try:
+            if args.resume is not None:
+                folder = Path(args.resume)
+                folder.mkdir(parents=True, exist_ok=True)
+                options["resume_dir"] = folder
+                options["on_file"] = None if args.quiet else _FileProgress(files)
             if not args.add:
                 pieces, total = count_to_file(files, output, overwrite=args.force, **options)
             else:
@@ -345,6 +352,38 @@ def cmd_count(args: argparse.Namespace) -> int:
             f"{time.perf_counter() - started:.1f} s; wrote {output}"
         )
     return EXIT_OK
+
+
+class _FileProgress:
+    """Progress of a resumable count on stderr: files and bytes done, rate, time left
+    (a line at most every two seconds, and one at the end)."""
+
+    def __init__(self, files: Sequence[Path]) -> None:
+        self.files = len(files)
+        self.bytes = sum(p.stat().st_size for p in files)
+        self.done_files = self.done_bytes = self.skipped_bytes = 0
+        self.start = self.last = time.perf_counter()
+
+    def __call__(self, path: Path, size: int, skipped: bool) -> None:
+        self.done_files += 1
+        self.done_bytes += size
+        if skipped:
+            self.skipped_bytes += size
+        now = time.perf_counter()
+        if now - self.last < 2 and self.done_files < self.files:
+            return
+        self.last = now
+        counted = self.done_bytes - self.skipped_bytes
+        rate = counted / max(now - self.start, 1e-9)
+        left = (self.bytes - self.done_bytes) / rate if rate > 0 else 0.0
+        skipped_note = f" ({self.skipped_bytes / 1e6:.1f} MB done before)" * bool(
+            self.skipped_bytes
+        )
+        _note(
+            f"bpeds count: {self.done_files}/{self.files} files, "
+            f"{self.done_bytes / 1e6:.1f} of {self.bytes / 1e6:.1f} MB{skipped_note}, "
+            f"{rate / 1e6:.1f} MB/s, about {left:.0f} s left"
+        )
 
 
 @contextmanager
@@ -862,6 +901,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--spill-dir",
         metavar="DIR",
         help="where --max-memory spills its runs (default: the system's temporary directory)",
+    )
+    c.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="make the count resumable: each file's counts are kept in DIR as soon as it is "
+        "counted, and running the same command again skips the files done (the parts are "
+        "deleted once the output is written); prints progress across files",
     )
     c.add_argument(
         "--min-count",

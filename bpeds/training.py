@@ -27,12 +27,15 @@ Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
 from __future__ import annotations
 
 import enum
+import hashlib
+import json
 import os
 import sys
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 from bpeds._files import check_targets
@@ -517,6 +520,8 @@ def count_to_file(
     max_memory: int | None = None,
     min_count: int = 1,
     spill_dir: str | os.PathLike[str] | None = None,
+    resume_dir: str | os.PathLike[str] | None = None,
+    on_file: OnFile | None = None,
 ) -> tuple[int, int]:
     """Count ``data`` as :func:`count` does and write the counts file at ``path``.
 
@@ -527,6 +532,16 @@ def count_to_file(
     checked first (``FileExistsError`` unless ``overwrite``; a missing
     directory ``FileNotFoundError``). A ``dask.bag`` is refused here (its
     reduction returns one table). Returns ``(distinct pieces, total)``.
+
+    ``resume_dir`` (an existing directory) makes a long count resumable: each
+    file's counts are saved there as a part file as soon as it is counted,
+    named by a digest of the file's resolved path, size and modification
+    time and of the pattern, special tokens and ``errors``; a run that finds
+    a file's part skips the file. Interrupted, the same call again counts
+    only the files not done yet. The parts are added in the files' order
+    (so the result is the same) and deleted once the output is written.
+    ``data`` must then be paths only. ``on_file(path, size, skipped)`` is
+    called as each file is done (for progress).
     """
     plan = _Plan(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
@@ -536,10 +551,90 @@ def count_to_file(
     check_targets([path], overwrite=overwrite)
     _warn_if_path_like_text(data)
     with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
-        plan.feed(sink)
-        return sink.save(
+        if resume_dir is None:
+            plan.feed(sink)
+        else:
+            parts = _resumable(plan, Path(resume_dir), on_file)
+            for part in parts:
+                sink.add(Counts.load(part)._pieces)
+        written = sink.save(
             path, plan.source, plan.specials, overwrite=overwrite, min_count=plan.min_count
         )
+    if resume_dir is not None:
+        for part in parts:
+            part.unlink(missing_ok=True)
+    return written
+
+
+#: Called by :func:`count_to_file` with ``resume_dir`` as each file is counted:
+#: ``(path, bytes of the file, whether it was counted before and skipped)``.
+OnFile = Callable[[Path, int, bool], None]
+
+
+def _part_name(path: Path, plan: _Plan) -> str:
+    """The part file of ``path`` in a resume directory: a digest of the file's identity
+    (resolved path, size, modification time) and of how it is counted."""
+    st = path.stat()
+    key = json.dumps(
+        [str(path.resolve()), st.st_size, st.st_mtime_ns, plan.source, plan.specials, plan.errors]
+    )
+    return "part-" + hashlib.sha256(key.encode()).hexdigest()[:32] + ".counts"
+
+
+def _resumable(plan: _Plan, folder: Path, on_file: OnFile | None) -> list[Path]:
+    """Count each file of ``plan`` into its own part file in ``folder``, skipping files
+    whose part is there; the part files in the files' order."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"resume directory {folder} does not exist: create it first")
+    files: list[Path] = []
+    for unit in iter_units(plan.data):
+        if isinstance(unit, str):
+            raise TypeError("resume_dir counts files one by one: give paths only, not texts")
+        files.append(Path(unit))
+    parts = [folder / _part_name(f, plan) for f in files]
+
+    def done(f: Path, part: Path, counts: Counts | None) -> None:
+        if counts is not None:
+            counts.save(part, overwrite=True)
+        if on_file is not None:
+            on_file(f, f.stat().st_size, counts is None)
+
+    todo = []
+    for f, part in zip(files, parts, strict=True):
+        if part.exists():
+            done(f, part, None)
+        else:
+            todo.append((f, part))
+    args = (plan.source, plan.specials, plan.errors, plan.block_size)
+    if plan.executor is None:
+        for f, part in todo:
+            if plan.workers == 1:
+                counts = _count_file(f, *args)
+            else:
+                segments = iter_segments(
+                    f,
+                    pattern=plan.source,
+                    special_tokens=plan.specials,
+                    errors=plan.errors,
+                    block_size=plan.block_size,
+                )
+                pieces = count_pieces(segments, plan.source, workers=plan.workers)
+                assert isinstance(pieces, dict)
+                counts = Counts._trusted(pieces, plan.source, plan.specials)
+            done(f, part, counts)
+        return parts
+    executor: Any = plan.executor
+    if _is_dask_client(executor):
+        executor = executor.get_executor()
+    futures = {executor.submit(_count_file, f, *args): (f, part) for f, part in todo}
+    try:
+        for future in as_completed(futures):
+            f, part = futures[future]
+            done(f, part, future.result())
+    finally:
+        for future in futures:
+            future.cancel()
+    return parts
 
 
 def _at_least(c: Counts, min_count: int) -> Counts:

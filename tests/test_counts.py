@@ -509,3 +509,67 @@ def test_the_count_command_under_a_budget(tmp_path: Path) -> None:
     assert Counts.load(tmp_path / "m") == Counts(
         {p: n for p, n in count(a).items() if n >= 2}, pattern="gpt4"
     )
+
+
+# -- resuming ---------------------------------------------------------------------------------
+
+
+def test_an_interrupted_count_resumes_without_recounting_finished_files(tmp_path: Path) -> None:
+    files = []
+    for i, unit in enumerate(UNITS[:5]):
+        path = tmp_path / f"f{i}.txt"
+        path.write_text(unit, encoding="utf-8")
+        files.append(path)
+    files[3].write_bytes(b"broken \xff")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    seen: list[tuple[str, bool]] = []
+
+    def on_file(path: Path, size: int, skipped: bool) -> None:
+        assert size == path.stat().st_size
+        seen.append((path.name, skipped))
+
+    out = tmp_path / "out.counts"
+    with pytest.raises(InvalidTextError, match=r"f3\.txt"):
+        count_to_file(files, out, resume_dir=parts, on_file=on_file)
+    assert seen == [("f0.txt", False), ("f1.txt", False), ("f2.txt", False)]
+    assert len(list(parts.iterdir())) == 3
+    assert not out.exists()
+    files[3].write_text(UNITS[3], encoding="utf-8")  # fixed
+    seen.clear()
+    with ThreadPoolExecutor(2) as ex:
+        got = count_to_file(files, out, resume_dir=parts, on_file=on_file, executor=ex)
+    assert sorted(seen[:3]) == [("f0.txt", True), ("f1.txt", True), ("f2.txt", True)]
+    assert sorted(seen[3:]) == [("f3.txt", False), ("f4.txt", False)]
+    whole = count(files)
+    assert got == (len(whole), whole.total)
+    assert items(Counts.load(out)) == items(whole)
+    assert list(parts.iterdir()) == []  # the parts are gone once the output is written
+    with pytest.raises(TypeError, match="paths only"):
+        count_to_file(["text"], tmp_path / "t.counts", resume_dir=parts)
+
+
+def test_a_part_counted_another_way_is_not_reused(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_text(UNITS[0], encoding="utf-8")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    count(path).save(parts / "stray.counts")  # a file of another name is ignored
+    count_to_file([path], tmp_path / "a.counts", resume_dir=parts, pattern="gpt2")
+    assert Counts.load(tmp_path / "a.counts") == count(path, pattern="gpt2")
+    assert [p.name for p in parts.iterdir()] == ["stray.counts"]
+
+
+def test_the_count_command_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(UNITS[0], encoding="utf-8")
+    b.write_bytes(b"\xff")
+    argv = ["count", str(a), str(b), "-o", str(tmp_path / "o.counts")]
+    assert main([*argv, "--resume", str(tmp_path / "parts")]) == 1
+    b.write_text(UNITS[1], encoding="utf-8")
+    capsys.readouterr()
+    assert main([*argv, "--resume", str(tmp_path / "parts")]) == 0
+    err = capsys.readouterr().err
+    assert "2/2 files" in err
+    assert "done before" in err
+    assert Counts.load(tmp_path / "o.counts") == count([a, b])
