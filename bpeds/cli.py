@@ -298,7 +298,7 @@ def _expand(items: Sequence[str]) -> list[Path]:
 def cmd_count(args: argparse.Namespace) -> int:
     if not args.inputs and not args.add:
         raise UsageError("give at least one INPUT file (or counts files to add with --add)")
-    if args.scheduler is not None and args.workers != 1:
+    if args.scheduler is not None and args.workers is not None:
         raise UsageError("--scheduler counts on the cluster's workers: drop --workers")
     if args.add and (args.max_memory is not None or args.min_count != 1 or args.resume):
         raise UsageError(
@@ -323,7 +323,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     with _scheduler(args.scheduler) as client:
         if client is not None:
             options["executor"] = client
-            options["workers"] = 1
+            options["workers"] = None
         files = [p.resolve() for p in _expand(args.inputs)] if client else _expand(args.inputs)
         try:
             if args.resume is not None:
@@ -822,9 +822,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--workers",
         type=int,
-        default=1,
         metavar="N",
-        help="processes that split and count the text (default 1; the merges do not depend on it)",
+        help="processes that split and count the text (default: the cores available to this "
+        "process; 1 starts none; the merges do not depend on it)",
     )
     _errors_option(t)
     t.add_argument("--force", action="store_true", help="replace output files that exist")
@@ -879,9 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--workers",
         type=int,
-        default=1,
         metavar="N",
-        help="local processes that split and count the text (default 1)",
+        help="local processes that split and count the text (default: the cores available)",
     )
     c.add_argument(
         "--scheduler",

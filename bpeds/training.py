@@ -16,10 +16,10 @@ their group, which per-group scores (``needs_groups``, such as
 ``GroupFrequency``) read. Such a score refuses data of one group, which would
 make it do plain frequency's work at several times its cost.
 
-``workers > 1`` splits and counts batches of text in processes and merges the
-per-batch counts in batch order, so the types' first-appearance order (which
-the ``leftmost`` tie rule reads) and hence the merges are the same as with
-``workers=1``.
+``workers > 1`` (by default, the cores available) splits and counts batches of text
+in processes and merges the per-batch counts in batch order, so the types'
+first-appearance order (which the ``leftmost`` tie rule reads) and hence the
+merges are the same as with ``workers=1``.
 
 Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
 """
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -60,7 +61,7 @@ from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
 from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["PRESETS", "count", "count_pieces", "count_to_file", "train"]
+__all__ = ["PRESETS", "available_cores", "count", "count_pieces", "count_to_file", "train"]
 
 #: What each preset sets. An argument not given takes the preset's value; an
 #: argument given a different value is an error (even the usual default's).
@@ -190,16 +191,62 @@ def count_pieces(
     return merged
 
 
+def available_cores() -> int:
+    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota
+    (a container's ``--cpus``), at least 1.
+
+    >>> available_cores() >= 1
+    True
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        cores = min(cores, quota)
+    return max(1, cores)
+
+
+def _cgroup_quota() -> int | None:
+    """``ceil(quota / period)`` of the cgroup v2 (``cpu.max``) or v1 CPU quota, if any."""
+    root = Path("/sys/fs/cgroup")
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else max(1, -(-int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    try:
+        q = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        p = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return max(1, -(-q // p)) if q > 0 and p > 0 else None
+
+
+def _check_workers(workers: object) -> int:
+    """``workers=None``: :func:`available_cores`; else an int >= 1."""
+    return available_cores() if workers is None else _check_int(workers, "workers", 1)
+
+
 def _batch_results(
     texts: Iterable[str], pattern: str | None, sequence: bool, workers: int, batch_chars: int
 ) -> Iterator[Any]:
     """:func:`_count_batch` of each batch of ``texts``, in batch order (in ``workers``
-    processes, at most ``2 * workers`` batches in flight)."""
+    processes, at most ``2 * workers`` batches in flight). Processes are started only
+    when there is a second batch: text of one batch is counted here."""
     batches = _batches(texts, batch_chars)
-    if workers == 1:
+    first = next(batches, None)
+    second = next(batches, None) if first is not None else None
+    if workers == 1 or second is None:
+        for b in (first, second):
+            if b is not None:
+                yield _count_batch(b, pattern, sequence)
         for b in batches:
             yield _count_batch(b, pattern, sequence)
         return
+    assert first is not None
+    batches = itertools.chain((first, second), batches)
     with ProcessPoolExecutor(max_workers=workers) as ex:
         window: deque[Future[Any]] = deque()
         for b in batches:
@@ -345,7 +392,7 @@ class _Plan:
         data: object,
         pattern: str | None,
         special_tokens: Iterable[str],
-        workers: int,
+        workers: int | None,
         executor: object,
         errors: str,
         block_size: int,
@@ -354,12 +401,12 @@ class _Plan:
     ) -> None:
         self.source, _ = resolve_pattern(pattern)
         self.specials = tuple(check_special_texts(_special_list(special_tokens)))
-        self.workers = _check_int(workers, "workers", 1)
+        self.workers = 1 if executor is not None and workers is None else _check_workers(workers)
         self.errors = check_errors(errors)
         self.block_size = _check_int(block_size, "block_size", 1)
         self.min_count = _check_int(min_count, "min_count", 1)
         self.max_memory = None if max_memory is None else _check_int(max_memory, "max_memory", 1)
-        if executor is not None and workers != 1:
+        if executor is not None and workers not in (None, 1):
             raise ValueError("give either workers= (local processes) or executor=, not both")
         if executor is not None and not (
             isinstance(executor, Executor) or _is_dask_client(executor)
@@ -423,7 +470,7 @@ def count(
     *,
     pattern: str | None = "gpt4",
     special_tokens: Iterable[str] = (),
-    workers: int = 1,
+    workers: int | None = None,
     executor: object = None,
     errors: str = "strict",
     block_size: int = DEFAULT_BLOCK_SIZE,
@@ -454,7 +501,8 @@ def count(
     ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed.
 
     Where the work runs: ``workers=N`` splits and counts in ``N`` local
-    processes (the parent reads the files). ``executor``: any
+    processes (the parent reads the files; default: the cores available, as
+    for :func:`train`). ``executor``: any
     ``concurrent.futures.Executor`` (a process pool, Dask's
     ``client.get_executor()``) or a ``distributed.Client``; each file is one
     task and is read where the task runs (so the path must be readable
@@ -513,7 +561,7 @@ def count_to_file(
     overwrite: bool = False,
     pattern: str | None = "gpt4",
     special_tokens: Iterable[str] = (),
-    workers: int = 1,
+    workers: int | None = None,
     executor: object = None,
     errors: str = "strict",
     block_size: int = DEFAULT_BLOCK_SIZE,
@@ -763,7 +811,7 @@ def train(
     representation: str | _Default = _Default.REPRESENTATION,
     counting: str = "overlapping",
     multiset: MultisetFactory | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     progress: bool | Progress | None = None,
     preset: str | None = None,
     errors: str = "strict",
@@ -833,8 +881,12 @@ def train(
     in order, as minbpe; ``counting="overlapping"`` only); default: the
     preset's, else ``"type"``.
     ``workers``: processes for splitting and counting (the merges do not
-    depend on it). ``progress``: see :func:`bpeds.progress.resolve_progress`
-    (the bar counts merges). ``preset``: ``"minbpe-basic"``,
+    depend on it); default ``None``: the cores available to this process
+    (:func:`available_cores`: its CPU affinity and container quota), with
+    processes started only for data of more than one batch (about a
+    million characters); ``workers=1`` never starts processes.
+    ``progress``: see :func:`bpeds.progress.resolve_progress` (the bar
+    counts merges). ``preset``: ``"minbpe-basic"``,
     ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`): it sets
     ``pattern``, ``tie`` and ``representation``; passing one of them with
     another value (even the usual default, such as ``pattern="gpt4"`` with
@@ -868,7 +920,7 @@ def train(
     min_frequency = _check_int(min_frequency, "min_frequency", 1)
     if max_token_length is not None:
         max_token_length = _check_int(max_token_length, "max_token_length", 2)
-    workers = _check_int(workers, "workers", 1)
+    workers = _check_workers(workers)
     errors = check_errors(errors)
     score_obj = get_score(score)
     tie_obj = tie_rule(opts["tie"])

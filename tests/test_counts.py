@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import json
 import lzma
+import os
 import struct
 import tempfile
 import zlib
@@ -573,3 +574,37 @@ def test_the_count_command_resumes(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "2/2 files" in err
     assert "done before" in err
     assert Counts.load(tmp_path / "o.counts") == count([a, b])
+
+
+# -- defaults that use the machine ---------------------------------------------------------------
+
+
+def test_the_default_uses_the_cores_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(bpeds.training, "_cgroup_quota", lambda: None)
+    assert bpeds.training.available_cores() == 4
+    monkeypatch.setattr(bpeds.training, "_cgroup_quota", lambda: 2)  # a container's --cpus 1.5
+    assert bpeds.training.available_cores() == 2
+    used: list[int] = []
+
+    def batches(texts: Any, pattern: Any, sequence: bool, workers: int, size: int) -> Any:
+        used.append(workers)
+        return original(texts, pattern, sequence, workers, size)
+
+    original = bpeds.training._batch_results
+    monkeypatch.setattr(bpeds.training, "_batch_results", batches)
+    train(UNITS[0], 300)
+    count(UNITS[0])
+    train(UNITS[0], 300, workers=1)
+    assert used == [2, 2, 1]
+
+
+def test_one_batch_of_text_starts_no_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(bpeds.training, "ProcessPoolExecutor", refuse)
+    assert items(count(UNITS, workers=4)) == items(count(UNITS, workers=1))
+    monkeypatch.setattr(bpeds.training, "BATCH_CHARS", 10_000)
+    with pytest.raises(AssertionError, match="process pool"):
+        count(UNITS, workers=2)
