@@ -246,10 +246,12 @@ def open_binary(path: os.PathLike[str] | str) -> IO[bytes]:
             import zstandard  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             raise ImportError(
-                f"{os.fspath(path)} is zstd-compressed: pip install zstandard to read it"
+                f"{os.fspath(path)} is zstd-compressed: pip install 'bpeds[zstd]' (or "
+                "zstandard) to read it"
             ) from None
         raw = open(path, "rb")  # noqa: SIM115 - handed to the stream reader, which closes it
-        return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[no-any-return]
+        decompressor = zstandard.ZstdDecompressor()
+        return decompressor.stream_reader(raw, closefd=True)  # type: ignore[no-any-return, return-value, unused-ignore]
     return open(path, "rb")
 
 

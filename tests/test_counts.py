@@ -351,6 +351,25 @@ def test_compressed_files_count_as_their_text(tmp_path: Path, suffix: str) -> No
     assert items(count(path, block_size=4096)) == items(count(TEXT[:30000]))
 
 
+def test_zstd_files_count_as_their_text(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    path = tmp_path / "t.txt.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(TEXT[:30000].encode()))
+    assert items(count(path, block_size=4096)) == items(count(TEXT[:30000]))
+
+
+def test_zstd_without_zstandard_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # import fails
+    path = tmp_path / "t.txt.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(ImportError, match=r"pip install 'bpeds\[zstd\]'"):
+        count(path)
+
+
 # -- the command line -----------------------------------------------------------------------
 
 
