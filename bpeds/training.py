@@ -498,7 +498,9 @@ def count(
     each; counted partition by partition, reduced in a tree by Dask).
     ``pattern``, ``special_tokens`` (the texts cut out), ``errors``,
     ``block_size``: as for :func:`train`. Files named ``.gz``, ``.bz2``,
-    ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed.
+    ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed;
+    each row of a ``.parquet`` file's ``text`` (else ``content``) column is
+    a unit (with ``pyarrow``; see :func:`bpeds.io.parquet_texts`).
 
     Where the work runs: ``workers=N`` splits and counts in ``N`` local
     processes (the parent reads the files; default: the cores available, as

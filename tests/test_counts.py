@@ -370,6 +370,30 @@ def test_zstd_without_zstandard_says_what_to_install(
         count(path)
 
 
+def test_parquet_text_columns_count_row_by_row(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [*UNITS[:3], None, "", "a row<s>with a special token"]
+    pq.write_table(pa.table({"id": list(range(6)), "text": rows}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"content": UNITS[3:5]}), tmp_path / "b.parquet")
+    files = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    texts = [r for r in rows if r] + UNITS[3:5]  # each row one unit
+    expected = count(texts, special_tokens=["<s>"])
+    assert items(count(files, special_tokens=["<s>"])) == items(expected)
+    with ThreadPoolExecutor(2) as ex:
+        assert items(count(files, special_tokens=["<s>"], executor=ex)) == items(expected)
+    assert train(files, 300).merges == train(texts, 300).merges
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "c.parquet")
+    with pytest.raises(ValueError, match=r"c\.parquet: no text column.*\['body'\]"):
+        count(tmp_path / "c.parquet")
+    pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "d.parquet")
+    with pytest.raises(ValueError, match=r"d\.parquet: column 'text' holds int64"):
+        count(tmp_path / "d.parquet")
+    (tmp_path / "e.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match=r"e\.parquet: not a readable Parquet file"):
+        count(tmp_path / "e.parquet")
+
+
 # -- the command line -----------------------------------------------------------------------
 
 
