@@ -221,9 +221,11 @@ def train_bpeds(spec: Spec) -> tuple[list[bytes] | None, Report]:
     import bpeds
 
     options: dict[str, Any] = {"workers": spec.get("workers", 1)}
-    for key in ("preset", "tie", "representation", "score"):
+    for key in ("preset", "tie", "representation", "score", "variant"):
         if spec.get(key) is not None:
             options[key] = spec[key]
+    if spec.get("model"):  # continued training from the workload's setup tokenizer
+        options["base"] = spec["model"]
     if "pattern" in spec:
         options["pattern"] = spec["pattern"]
     with tempfile.TemporaryDirectory(prefix="bpeds-job-") as tmp:

@@ -403,6 +403,7 @@ def workloads(quick: bool = False) -> list[Workload]:
         ("TypeCorpus (type mode, default)", {}),
         ("SequenceCorpus arrays", {"mode": "sequence", "structure": "arrays"}),
         ("SequenceCorpus indexed_list", {"mode": "sequence", "structure": "indexed_list"}),
+        ("SequenceCorpus leap", {"mode": "sequence", "structure": "leap"}),
     ]
     out.append(
         Workload(
@@ -426,9 +427,10 @@ def workloads(quick: bool = False) -> list[Workload]:
             (
                 Impl("SequenceCorpus arrays", {**seq, "structure": "arrays"}),
                 Impl("SequenceCorpus indexed_list", {**seq, "structure": "indexed_list"}),
+                Impl("SequenceCorpus leap", {**seq, "structure": "leap"}),
             ),
             rep(3),
-            subjects=("SequenceCorpus indexed_list",),
+            subjects=("SequenceCorpus indexed_list", "SequenceCorpus leap"),
             check="merges",
             reference="SequenceCorpus arrays",
             notes="No type-mode row: the one 185 KB chunk with the leftmost tie takes minutes "
@@ -482,7 +484,56 @@ def workloads(quick: bool = False) -> list[Workload]:
             f"of {en13} with every whitespace character removed.",
         )
     )
+    # 10. Loop variants and continued training against plain BPE.
+    v10 = 2_048 if q else v32
+    out.append(
+        Workload(
+            "wl10-variants",
+            10,
+            f"loop variants vs plain BPE on {en13} (GPT-2, vocab {v10:,})",
+            tuple(
+                Impl(label, _train("bpeds", en13, v10, "gpt2", tie="smallest_ids",
+                                   heldout=heldout, **kw))
+                for label, kw in VARIANTS
+            ),
+            rep(2),
+            subjects=tuple(label for label, _ in VARIANTS[1:]),
+            peers=("frequency",),
+            notes="picky: threshold 0.9; scaffold: the paper's rule; superbpe: the second "
+            "stage from 80% of the merges, at most 4 words per token.",
+        )
+    )  # fmt: skip
+    v10c = v10 + (512 if q else 8_192)
+    out.append(
+        Workload(
+            "wl10-continue",
+            10,
+            f"continued training {v10:,} -> {v10c:,} on {en13} vs training {v10c:,} from scratch",
+            (
+                Impl("continue",
+                     _train("bpeds", en13, v10c, "gpt2", tie="smallest_ids", model="model")),
+                Impl("scratch", _train("bpeds", en13, v10c, "gpt2", tie="smallest_ids")),
+            ),
+            rep(2),
+            subjects=("continue",),
+            peers=("scratch",),
+            setup=_train("bpeds", en13, v10, "gpt2", tie="smallest_ids", representation="type",
+                         workers=2),
+            notes="both read and count the whole file; the continued run starts from the "
+            "setup's tokenizer (trained on the same file), so its merges equal the scratch "
+            "run's.",
+        )
+    )  # fmt: skip
     return out
+
+
+#: wl10: (label, bpeds.train options) per loop variant; plain BPE first.
+VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("frequency", {}),
+    ("picky", {"variant": {"name": "picky", "threshold": 0.9}}),
+    ("scaffold", {"variant": "scaffold"}),
+    ("superbpe", {"variant": {"name": "superbpe", "transition": 0.8}}),
+)
 
 
 TARGETS = (
@@ -519,6 +570,15 @@ TARGETS = (
     Target("wl6-group_frequency", "wl6-short", SHORT_SCORES[1][0], "frequency", "cpu_job",
            "ratio", "<=", 2.0, f"wl6 GroupFrequency (GLOBAL, {GROUPS} groups) <= 2x Frequency's "
            "job (short run: vocab 1,280)"),
+    Target("wl10-picky", "wl10-variants", "picky", "frequency", "cpu_job", "ratio", "<=", 2.0,
+           "wl10 Picky BPE <= 2x plain BPE's job"),
+    Target("wl10-scaffold", "wl10-variants", "scaffold", "frequency", "cpu_job", "ratio", "<=",
+           2.0, "wl10 Scaffold-BPE <= 2x plain BPE's job"),
+    Target("wl10-superbpe", "wl10-variants", "superbpe", "frequency", "cpu_job", "ratio", "<=",
+           3.0, "wl10 SuperBPE (second stage from 80%) <= 3x plain BPE's job"),
+    Target("wl10-continue", "wl10-continue", "continue", "scratch",
+           "cpu_job", "ratio", "<=", 1.0, "wl10 continued training 32,768 -> 40,960 no slower "
+           "than 40,960 from scratch"),
     Target("wl7-scale", "wl7-scaling", "bpeds 8 MB", "bpeds 62 MB", "cpu_job", "scale", "<=",
            1.3, "wl7 cost/MB at 62 MB within 1.3x of 8 MB"),
     *(

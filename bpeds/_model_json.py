@@ -23,6 +23,9 @@ __all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"
 
 FORMAT = "bpeds"
 VERSION = 1
+#: Documents with a loop variant's event log (the "events" key) are version 2, so that a
+#: bpeds that cannot replay them refuses them instead of encoding differently.
+EVENTS_VERSION = 2
 _KEYS = ("format", "version", "pattern", "special_tokens", "options", "merges")
 
 T = TypeVar("T")
@@ -36,6 +39,7 @@ class ModelParts(NamedTuple):
     special_tokens: dict[str, int]
     options: dict[str, Any]
     source: str
+    events: list[Any] | None = None
 
 
 def render(
@@ -43,6 +47,7 @@ def render(
     special_tokens: Mapping[str, int],
     options: Mapping[str, Any],
     merges: Sequence[tuple[int, int]],
+    events: Sequence[Sequence[Any]] | None = None,
 ) -> str:
     """The document for these parts: one key per line, one merge per line, options sorted.
 
@@ -62,7 +67,7 @@ def render(
     """
     head = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": VERSION if events is None else EVENTS_VERSION,
         "pattern": pattern,
         "special_tokens": dict(special_tokens),
         "options": dict(options),
@@ -74,9 +79,12 @@ def render(
     if merges:
         lines.append('  "merges": [')
         lines.append(",\n".join(f"    [{a}, {b}]" for a, b in merges))
-        lines.append("  ]")
+        lines.append("  ]" + ("," if events is not None else ""))
     else:
-        lines.append('  "merges": []')
+        lines.append('  "merges": []' + ("," if events is not None else ""))
+    if events is not None:
+        body = ",\n".join("    " + json.dumps(list(e)) for e in events)
+        lines.append('  "events": [' + ("\n" + body + "\n  ]" if events else "]"))
     lines.append("}")
     return "\n".join(lines)
 
@@ -137,15 +145,17 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     version = doc.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise fail(f'"version" must be an integer, found {version!r}')
-    if version != VERSION:
+    if version not in (VERSION, EVENTS_VERSION):
         raise fail(
-            f"version {version} is not supported (this bpeds reads version {VERSION}); "
-            + ("it was written by a newer bpeds" if version > VERSION else "it is invalid")
+            f"version {version} is not supported (this bpeds reads versions {VERSION} and "
+            f"{EVENTS_VERSION}); "
+            + ("it was written by a newer bpeds" if version > EVENTS_VERSION else "it is invalid")
         )
-    missing = [k for k in _KEYS if k not in doc]
+    keys = _KEYS if version == VERSION else (*_KEYS, "events")
+    missing = [k for k in keys if k not in doc]
     if missing:
         raise fail(f"missing key(s) {missing}")
-    extra = sorted(set(doc) - set(_KEYS))
+    extra = sorted(set(doc) - set(keys))
     if extra:
         raise fail(f"unknown key(s) {extra}")
     pattern = doc["pattern"]
@@ -168,7 +178,12 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
         if not (isinstance(m, list) and len(m) == 2 and _is_int(m[0]) and _is_int(m[1])):
             raise fail(f"merge {k} must be an array of two integer ids, found {m!r}")
         pairs.append((m[0], m[1]))
-    return ModelParts(pairs, pattern, special, options, source)
+    events = doc.get("events")
+    if events is not None and not (
+        isinstance(events, list) and all(isinstance(e, list) for e in events)
+    ):
+        raise fail('"events" must be an array of event arrays')
+    return ModelParts(pairs, pattern, special, options, source, events)
 
 
 def read(path: str | os.PathLike[str]) -> ModelParts:
@@ -188,6 +203,7 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
             pattern=parts.pattern,
             special_tokens=parts.special_tokens,
             options=parts.options,
+            **({} if parts.events is None else {"events": parts.events}),
         )
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"{parts.source}: {exc}") from None

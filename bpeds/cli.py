@@ -56,6 +56,7 @@ from bpeds.pretokenize import PATTERNS
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer import Tokenizer
 from bpeds.training import count, count_to_file, train
+from bpeds.variants import get_variant, variant_names
 
 __all__ = ["EXIT_DATA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -199,6 +200,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.group and not args.inputs and not args.counts:
         raise UsageError("give at least one INPUT file (or --group NAME=FILE, repeated)")
     score = _score_spec(args.score, args.score_options)
+    try:  # a bad --variant is a usage error before anything is read
+        spec = _variant_spec(args.variant, args.variant_options)
+        if spec is not None:
+            get_variant(spec)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
     with _user_modules(score):
         if score is not None:
             try:
@@ -242,6 +249,11 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
             options[key] = _pattern_arg(value) if key == "pattern" else value
     if score is not None:
         options["score"] = score
+    variant = _variant_spec(args.variant, args.variant_options)
+    if variant is not None:
+        options["variant"] = variant
+    if args.base is not None:
+        options["base"] = load_model(args.base)
     started = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -459,6 +471,17 @@ def _score_spec(value: str | None, options: str | None) -> str | dict[str, Any] 
     return {**spec, **extra}
 
 
+def _variant_spec(value: str | None, options: str | None) -> str | dict[str, Any] | None:
+    """What ``--variant`` and ``--variant-options`` ask for: a name, or a dict with "name"."""
+    if value is None:
+        if options is not None:
+            raise UsageError("--variant-options needs --variant (the variant they are options of)")
+        return None
+    if options is None:
+        return value
+    return {"name": value, **_json_object(options, "--variant-options", '{"threshold": 0.6}')}
+
+
 @contextmanager
 def _user_modules(score: str | dict[str, Any] | None) -> Iterator[None]:
     """For a ``module:attribute`` score, the current directory is on ``sys.path`` while
@@ -567,6 +590,7 @@ def _info(tok: Tokenizer, top: int) -> dict[str, Any]:
     return {
         "vocab_size": tok.vocab_size,
         "merges": n,
+        "not_emitted": 256 + n + len(tok.special_tokens) - tok.vocab_size,
         "max_token_id": tok.max_token_id,
         "pattern": _pattern_label(tok.pattern),
         "special_tokens": tok.special_tokens,
@@ -589,7 +613,13 @@ def cmd_info(args: argparse.Namespace) -> int:
     specials = info["special_tokens"]
     lines = [
         f"vocab size:      {info['vocab_size']} (256 bytes + {_count(info['merges'], 'merge')}"
-        f" + {_count(len(specials), 'special token')})",
+        f" + {_count(len(specials), 'special token')}"
+        + (
+            f" - {info['not_emitted']} removed or hidden by the variant"
+            if info["not_emitted"]
+            else ""
+        )
+        + ")",
         f"largest id:      {info['max_token_id']}",
         f"pattern:         {info['pattern']}",
         "special tokens:  "
@@ -800,6 +830,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="JSON",
         help="the score's options as a JSON object, e.g. '{\"min_count\": 2}' (the keyword "
         "arguments of its class)",
+    )
+    t.add_argument(
+        "--base",
+        metavar="MODEL",
+        help="continue training from this model (any format 'bpeds import' reads): its "
+        "tokens and merges keep their ids and ranks, new merges come after them, and "
+        "--vocab-size counts its tokens too",
+    )
+    t.add_argument(
+        "--variant",
+        choices=variant_names(),
+        help="a loop variant: picky (Picky BPE: removes intermediate tokens), scaffold "
+        "(Scaffold-BPE: hides them from encoding) or superbpe (SuperBPE: a second stage "
+        "whose tokens cross spaces); see docs/variants.md",
+    )
+    t.add_argument(
+        "--variant-options",
+        metavar="JSON",
+        help="the variant's options as a JSON object, e.g. '{\"threshold\": 0.6}'",
     )
     t.add_argument(
         "--tie",

@@ -52,7 +52,8 @@ from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.structures.bound_heap import BoundError, BoundHeap, MultisetBounds
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.protocols import Multiset
-from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
+from bpeds.variants import Event, Variant, get_variant
+from bpeds.vocab import BYTE_TOKENS, PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 
 __all__ = ["MergeDriver", "MergeRecord", "Progress", "train_merges"]
 
@@ -108,6 +109,8 @@ class MergeDriver:
         max_token_length: int | None = None,
         progress: Progress | None = None,
         vocab: Vocab | None = None,
+        variant: Variant | str | dict[str, Any] | None = None,
+        max_merges: int | None = None,
     ) -> None:
         if not (isinstance(num_merges, int) and num_merges >= 0):
             raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
@@ -127,7 +130,15 @@ class MergeDriver:
         self.max_token_length = max_token_length
         self.progress = progress
         self.vocab = Vocab() if vocab is None else vocab
+        self.variant = None if variant is None else get_variant(variant)
+        if max_merges is not None and not (isinstance(max_merges, int) and max_merges >= 0):
+            raise ValueError(f"max_merges must be an int >= 0, got {max_merges!r}")
+        #: With a variant: the most merges a run makes (a variant that removes or marks
+        #: as fast as it merges would never reach the vocabulary target).
+        self.max_merges = 4 * num_merges + 256 if max_merges is None else max_merges
         self.records: list[MergeRecord] = []
+        #: Every merge, removal, mark and unmark, in order (see :mod:`bpeds.variants`).
+        self.events: list[Event] = []
         #: With a ``multiset``: remove a pair from it as soon as its count reaches zero
         #: (True), or only when it surfaces at the top (False). Both are exact; a speed
         #: knob. (The default BoundHeap drops dead pairs when they surface.)
@@ -148,6 +159,7 @@ class MergeDriver:
             "counting": self.counting,
             "min_count": self.min_count,
             "max_token_length": self.max_token_length,
+            **({} if self.variant is None else {"variant": self.variant.describe()}),
         }
 
     def run(self) -> list[MergeRecord]:
@@ -179,9 +191,30 @@ class MergeDriver:
         depends = score.depends
         want_parts = depends >= Dependency.PARTS
         want_groups = score.needs_groups
+        variant = self.variant
+        # Unigram counts: for PARTS scores, and for variants that read them.
+        want_uni = want_parts or (variant is not None and variant.needs_unigrams)
         run = self.corpus.start(self.counting, want_groups, vocab.length)
         if hasattr(run, "count_sites"):
-            run.count_sites = want_parts
+            run.count_sites = want_uni
+        split = getattr(run, "split", None)
+        if variant is not None and variant.removes and split is None:
+            raise ValueError(
+                f"variant {variant.name!r} removes tokens, which {type(self.corpus).__name__} "
+                "cannot do: train it in type mode (a TypeCorpus)"
+            )
+        merge_into = getattr(run, "merge_into", None)
+        if variant is not None and variant.same_bytes_same_token and merge_into is None:
+            raise ValueError(
+                f"variant {variant.name!r} makes tokens again, which "
+                f"{type(self.corpus).__name__} cannot do: train it in type mode (a TypeCorpus)"
+            )
+        if variant is not None and (variant.removes or variant.same_bytes_same_token):
+            run.start_holders()  # type: ignore[attr-defined]
+        #: bytes -> id of every token made, for variants that make one token of equal bytes
+        reuse: dict[bytes, int] | None = (
+            {} if variant is not None and variant.same_bytes_same_token else None
+        )
         init = run.initial()
         counts = init.pairs
         # Unigram counts by id (ids are dense; a new token's count is appended).
@@ -212,12 +245,18 @@ class MergeDriver:
         fold = tie.fold
         pos_lb: dict[int, int] = {}  # dynamic ties: a lower bound of each pair's position
 
+        eligible = (
+            self.variant.eligible if self.variant is not None and self.variant.filters else None
+        )
+
         def value(k: int, c: int) -> Any:
             """The pair's score at count c (None: not eligible)."""
             if c < min_count:
                 return None
             left, right = k >> PAIR_SHIFT, k & PAIR_MASK
             if max_len is not None and length(left) + length(right) > max_len:
+                return None
+            if eligible is not None and not eligible(vocab, left, right):
                 return None
             if is_count:
                 return c
@@ -251,7 +290,8 @@ class MergeDriver:
         # Only new pairs can have risen: push them, nothing to compare with.
         born_only = not (rescore_fell or rescore_parts or want_groups)
         born_only = born_only and depends is not Dependency.GLOBAL
-        counted = born_only and is_count and max_len is None
+        fixed_rule = max_len is not None or eligible is not None  # pairs refused for good
+        counted = born_only and is_count and not fixed_rule
         plain = counted and not dynamic
 
         if plain:
@@ -294,7 +334,7 @@ class MergeDriver:
                 else:
                     p = value(pk, c)
                 if p is None:
-                    if c < min_count or max_len is not None:  # counts never rise
+                    if c < min_count or fixed_rule:  # counts never rise
                         gone.append(pk)
                     continue
                 if dynamic:
@@ -344,7 +384,7 @@ class MergeDriver:
             )
         bounds = select.bounds if isinstance(select, BoundHeap) else None
         bounds_get = bounds.get if bounds is not None else select.bound_of
-        inline = kernel is not None and not dynamic and max_len is None
+        inline = kernel is not None and not dynamic and not fixed_rule
         sleeper = pairs_of.sleeper if pairs_of is not None else {}
         if pairs_of is not None:  # (a pair below min_count never reaches it again)
             pairs_of.add(k for k, c in counts.items() if c >= min_count)
@@ -388,25 +428,10 @@ class MergeDriver:
                     pairs_of.push_cover(tok)
 
         out = MergeDeltas(num_groups, positions=dynamic, counts=counts, lost=watch)
-        done = 0
-        while done < self.num_merges:
-            # 1. select
-            try:
-                best = select.pop()
-            except BoundError as exc:
-                raise self._undeclared_rise(exc) from None
-            if best is None:
-                return
-            k, priority = best
-            left, right = k >> PAIR_SHIFT, k & PAIR_MASK
-            new = vocab.add(left, right)
-            count = counts[k]
-            chosen = count if is_count else tie.unfold(priority, shift)
-            record = MergeRecord((left, right), new, count, chosen)
 
-            # 2. merge, and apply the count changes (right side first: see MergeDeltas)
-            out.reset()
-            run.merge(left, right, new, out)
+        def apply(out: MergeDeltas) -> tuple[dict[int, int], list[int], list[int]]:
+            """Apply a merge's or split's count changes to the table: the pairs that
+            rose (with their counts), fell and died."""
             fell: list[int] = []
             died: list[int] = []
             add_fell = fell.append
@@ -431,6 +456,118 @@ class MergeDriver:
                     died.append(pk)
                 else:  # pragma: no cover - would be a representation bug
                     raise InvariantError(f"pair count went negative: {self._show(pk)}", c)
+            return born, fell, died
+
+        def apply_groups(out: MergeDeltas) -> None:
+            for pk, row in out.group_pairs.items():
+                cur = gcounts.get(pk)
+                if cur is None:
+                    cur = gcounts[pk] = [0] * num_groups
+                for g, v in enumerate(row):
+                    cur[g] += v
+                if not any(cur):
+                    del gcounts[pk]
+            for g, v in enumerate(out.group_sites):
+                gtokens[g] -= v
+
+        # -- the variant's side of the loop (see bpeds.variants) --------------------
+        events = self.events
+        loop = _RunLoop(self, uni if want_uni else None)
+        removed, marked = loop.removed, loop.marked
+        initial = len(vocab)
+
+        def remove(t: int) -> tuple[int, ...]:
+            """Split ``t`` into its present parts everywhere; re-score what rose."""
+            nonlocal now
+            parts = tuple(_present_parts(vocab, t, removed))
+            out.reset()
+            assert split is not None  # (checked above, for variants that remove)
+            split(t, parts, out)
+            born, _, died = apply(out)
+            if drop is not None:
+                for pk in died:
+                    drop(pk)
+            occ = out.sites
+            if want_uni:
+                uni[t] -= occ
+                for p in parts:
+                    uni[p] += occ
+            if want_groups:
+                apply_groups(out)
+            if want_parts:
+                now = Totals(
+                    now.tokens + occ * (len(parts) - 1),
+                    now.pairs + sum(out.pairs.values()),
+                    tuple(gtokens) if want_groups else (),
+                    gbytes,
+                )
+            for pk in born:  # (a split can move a pair's first occurrence earlier)
+                pos_lb.pop(pk, None)
+            removed.add(t)
+            marked.discard(t)
+            events.append(Event("remove", t, parts, done))
+            if begin_step is not None:
+                begin_step(stats)
+            if born_only:
+                select.extend(new_bounds(born))
+            else:
+                if pairs_of is not None:
+                    pairs_of.wake_all()
+                    pairs_of.add(pk for pk, c in born.items() if c >= min_count)
+                rescore(list(counts))
+            return parts
+
+        loop._remove = remove
+        limit = self.num_merges if variant is None else self.max_merges
+        if variant is not None:
+            variant.begin(loop)
+        target = self.num_merges
+        done = 0
+        while done < limit:
+            if variant is not None:
+                loop.merges_done = done
+                if len(vocab) - initial - len(removed) - len(marked) >= target or loop.stopped:
+                    return
+            # 1. select
+            try:
+                best = select.pop()
+            except BoundError as exc:
+                raise self._undeclared_rise(exc) from None
+            if best is None:
+                return
+            k, priority = best
+            left, right = k >> PAIR_SHIFT, k & PAIR_MASK
+            count = counts[k]
+            if variant is not None:
+                loop.phase = "before"
+                variant.before_merge(loop, (left, right), count)
+                loop.phase = ""
+                if len(vocab) - initial - len(removed) - len(marked) >= target or loop.stopped:
+                    return
+            reused = None  # the id of a token with these bytes, made before
+            if reuse is not None:
+                made = vocab.token_bytes(left) + vocab.token_bytes(right)
+                reused = reuse.get(made)
+            if reused is None:
+                new = vocab.add(left, right)
+                if reuse is not None:
+                    reuse[made] = new
+            else:
+                new = reused
+                removed.discard(new)  # (made again, if it was removed)
+            chosen = count if is_count else tie.unfold(priority, shift)
+            record = MergeRecord((left, right), new, count, chosen)
+
+            # 2. merge, and apply the count changes (right side first: see MergeDeltas)
+            out.reset()
+            if reused is None:
+                run.merge(left, right, new, out)
+            else:
+                merge_into(left, right, new, out)  # type: ignore[misc]
+            born, fell, died = apply(out)
+            if reused is not None:  # (its pairs may occur earlier than this merge's)
+                for pk in born:
+                    pos_lb.pop(pk, None)
             gone = counts.pop(k, 0)  # the merged pair occurs nowhere now
             if drop is not None:
                 drop(k)
@@ -441,22 +578,16 @@ class MergeDriver:
 
             # 3. statistics the score reads
             before = now
-            if want_parts:
+            if want_uni:
                 sites = out.sites
                 uni[left] -= sites
                 uni[right] -= sites
-                uni.append(sites)
+                if new == len(uni):
+                    uni.append(sites)
+                else:
+                    uni[new] += sites
             if want_groups:
-                for pk, row in out.group_pairs.items():
-                    cur = gcounts.get(pk)
-                    if cur is None:
-                        cur = gcounts[pk] = [0] * num_groups
-                    for g, v in enumerate(row):
-                        cur[g] += v
-                    if not any(cur):
-                        del gcounts[pk]
-                for g, v in enumerate(out.group_sites):
-                    gtokens[g] -= v
+                apply_groups(out)
             if want_parts:
                 # born and lost move counts between pairs: only the others change the sum.
                 now = Totals(
@@ -487,8 +618,15 @@ class MergeDriver:
                 if pairs_of is not None:
                     for pk in never:
                         pairs_of.forget(pk)
+            events.append(Event("merge", new, (left, right), done))
             done += 1
             self.records.append(record)
+            if variant is not None:
+                loop.merges_done = done
+                loop.sites = out.sites
+                loop.phase = "after"
+                variant.after_merge(loop, (left, right), new, count)
+                loop.phase = ""
             if self.progress is not None:
                 self.progress(done, self.num_merges)
             yield record
@@ -527,6 +665,106 @@ class MergeDriver:
             f"{exc.fresh!r} without being re-scored: {score!r}: {fault}",
             {"pair": self._show(exc.key), "stored": exc.stored, "fresh": exc.fresh},
         )
+
+
+def _present_parts(vocab: Vocab, token: int, removed: set[int]) -> list[int]:
+    """The tokens ``token`` splits into: its parents, each expanded further while it
+    is removed (byte tokens are never removed). O(parts)."""
+    parents = vocab.parents(token)
+    if parents is None:
+        raise ValueError(f"token {token} is a byte: bytes cannot be removed")
+    out: list[int] = []
+    stack = [parents[1], parents[0]]
+    while stack:
+        t = stack.pop()
+        if t in removed:
+            pl, pr = vocab.parents(t) or (t, t)
+            stack += (pr, pl)
+        else:
+            out.append(t)
+    return out
+
+
+class _RunLoop:
+    """The driver's side of :class:`bpeds.variants.Loop`: what a variant reads, and
+    the actions it takes (checked, logged as events)."""
+
+    def __init__(self, driver: MergeDriver, uni: list[int] | None) -> None:
+        self._driver = driver
+        self._uni = uni
+        self._remove: Callable[[int], tuple[int, ...]] | None = None
+        self.removed: set[int] = set()
+        self.marked: set[int] = set()
+        self.initial = len(driver.vocab)
+        self.merges_done = 0
+        self.sites = 0
+        self.phase = ""
+        self.stopped = False
+
+    @property
+    def vocab(self) -> Vocab:
+        return self._driver.vocab
+
+    def _need_uni(self) -> list[int]:
+        if self._uni is None:
+            variant = self._driver.variant
+            raise ValueError(
+                f"variant {variant!r} reads unigram counts but does not declare "
+                "needs_unigrams = True"
+            )
+        return self._uni
+
+    def unigram(self, token: int) -> int:
+        uni = self._need_uni()
+        self._check(token)
+        return uni[token]
+
+    def merged_sites(self) -> int:
+        self._need_uni()
+        return self.sites
+
+    def remaining(self) -> int:
+        size = len(self._driver.vocab) - self.initial - len(self.removed) - len(self.marked)
+        return self._driver.num_merges - size
+
+    def _check(self, token: int) -> None:
+        if isinstance(token, bool) or not isinstance(token, int):
+            raise TypeError(f"a token is an int id, got {token!r}")
+        if not 0 <= token < len(self._driver.vocab):
+            raise ValueError(f"token {token} is not in the vocabulary")
+
+    def _check_live(self, token: int, action: str) -> None:
+        self._check(token)
+        if token < BYTE_TOKENS:
+            raise ValueError(f"cannot {action} token {token}: it is a byte")
+        if token in self.removed:
+            raise ValueError(f"cannot {action} token {token}: it was removed")
+
+    def remove(self, token: int) -> tuple[int, ...]:
+        self._check_live(token, "remove")
+        variant = self._driver.variant
+        if variant is None or not variant.removes:
+            raise ValueError(f"variant {variant!r} removes a token but does not declare removes")
+        if self.phase != "after" or self._remove is None:
+            raise ValueError("a variant removes tokens from after_merge only")
+        return self._remove(token)
+
+    def mark(self, token: int) -> None:
+        self._check_live(token, "mark")
+        if token in self.marked:
+            return
+        self.marked.add(token)
+        self._driver.events.append(Event("mark", token, (), self.merges_done))
+
+    def unmark(self, token: int) -> None:
+        self._check(token)
+        if token not in self.marked:
+            raise ValueError(f"cannot unmark token {token}: it is not marked")
+        self.marked.discard(token)
+        self._driver.events.append(Event("unmark", token, (), self.merges_done))
+
+    def stop(self) -> None:
+        self.stopped = True
 
 
 def _default_multiset(tie: Any = None) -> Multiset[int, Any]:
@@ -641,6 +879,19 @@ class _TokenPairs:
         if cv > self.cover.get(tok, -_INF):
             self.cover[tok] = cv
             heappush(self.wakes, (-cv, tok))
+
+    def wake_all(self) -> None:
+        """Wake every sleeping pair (after counts rose: the covers no longer hold)."""
+        awake = self.awake
+        for tok, pairs in self.asleep.items():
+            awake.setdefault(tok, set()).update(pairs)
+        self.asleep.clear()
+        self.sleeper.clear()
+        self.since.clear()
+        self.drowse.clear()
+        self.most.clear()
+        self.cover.clear()
+        self.wakes.clear()
 
     def waking(self, stored: Any) -> list[int] | None:
         """The pairs of a token whose cover reaches ``stored`` (None: the heap is empty),

@@ -33,7 +33,7 @@ from __future__ import annotations
 import codecs
 import heapq
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Literal, Protocol
 
@@ -199,13 +199,15 @@ class Encoder:
     tiktoken keeps too.
     """
 
-    __slots__ = ("_cache", "_decoder", "_findall", "_regexes", "ranks", "special")
+    __slots__ = ("_cache", "_decoder", "_findall", "_piece", "_regexes", "ranks", "special")
 
     def __init__(
         self,
         table: Sequence[bytes],
         pattern: regex.Pattern[str] | None,
         special: Mapping[str, int],
+        *,
+        piece: Callable[[bytes], list[int]] | None = None,
     ) -> None:
         ranks: dict[bytes, int] = {}
         for i, b in enumerate(table):
@@ -219,12 +221,20 @@ class Encoder:
         self._findall = None if pattern is None else pattern.findall
         self._cache: dict[str, list[int]] = {}
         self._regexes: dict[frozenset[str], regex.Pattern[str]] = {}
+        #: Encodes one piece's bytes when the tokenizer's rule is not rank-merging (a
+        #: loop variant's event log: see bpeds.replay); None: :func:`bpe` by rank.
+        self._piece = piece
 
     # -- encoding -------------------------------------------------------------------------
 
     def _ordinary(self, text: str) -> list[int]:
         ranks = self.ranks
         findall = self._findall
+        custom = self._piece
+        if custom is not None:
+            if findall is None:
+                return custom(text.encode("utf-8"))
+            return self._custom(text, findall, custom)
         if findall is None:
             return bpe(text.encode("utf-8"), ranks)
         cache = self._cache
@@ -233,6 +243,26 @@ class Encoder:
             ids = cache.get(piece)
             if ids is None:
                 ids = bpe(piece.encode("utf-8"), ranks)
+                if len(piece) <= CACHE_MAX_PIECE:
+                    if len(cache) >= CACHE_SIZE:
+                        cache.clear()
+                    cache[piece] = ids
+            out += ids
+        return out
+
+    def _custom(
+        self,
+        text: str,
+        findall: Callable[[str], list[str]],
+        custom: Callable[[bytes], list[int]],
+    ) -> list[int]:
+        """:meth:`_ordinary` with a custom piece encoder (the same piece cache)."""
+        cache = self._cache
+        out: list[int] = []
+        for piece in findall(text):
+            ids = cache.get(piece)
+            if ids is None:
+                ids = custom(piece.encode("utf-8"))
                 if len(piece) <= CACHE_MAX_PIECE:
                     if len(cache) >= CACHE_SIZE:
                         cache.clear()

@@ -73,7 +73,11 @@ def dumps(tokenizer: Tokenizer) -> str:
     if not isinstance(tokenizer, Tokenizer):
         raise TypeError(f"expected a Tokenizer, got {type(tokenizer).__name__}")
     return _model_json.render(
-        tokenizer.pattern, tokenizer.special_tokens, tokenizer.options, tokenizer.merges
+        tokenizer.pattern,
+        tokenizer.special_tokens,
+        tokenizer.options,
+        tokenizer.merges,
+        tokenizer.events,
     )
 
 

@@ -52,6 +52,7 @@ from bpeds._files import write_files
 from bpeds.encoder import Encoder, Special, SpecialTokenError, UnknownTokenError, encode_batch
 from bpeds.errors import TokenizerError
 from bpeds.pretokenize import PATTERNS, resolve_pattern
+from bpeds.replay import EventLogError, Replay, check_events
 from bpeds.special import check_special_ids, check_special_texts
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
@@ -98,6 +99,9 @@ class Tokenizer:
     __slots__ = (
         "_compiled",
         "_encoder",
+        "_events",
+        "_gone",
+        "_hidden",
         "_merges",
         "_options",
         "_pattern",
@@ -112,6 +116,7 @@ class Tokenizer:
         pattern: str | None = "gpt4",
         special_tokens: Mapping[str, int] | None = None,
         options: Mapping[str, Any] | None = None,
+        events: Sequence[Sequence[Any]] | None = None,
     ) -> None:
         if isinstance(merges, str | bytes) or not isinstance(merges, Iterable):
             raise TypeError(f"merges must be a sequence of (int, int) pairs, got {merges!r}")
@@ -132,7 +137,7 @@ class Tokenizer:
                 raise TokenizerError(
                     f"merge {k} is ({a}, {b}) but makes id {top}: it may only use ids 0..{top - 1}"
                 )
-            if pair in seen:
+            if pair in seen and events is None:
                 raise TokenizerError(f"merge {k} ({a}, {b}) repeats an earlier merge")
             seen.add(pair)
             checked.append(pair)
@@ -157,6 +162,19 @@ class Tokenizer:
                 opts = json.loads(json.dumps(dict(options), allow_nan=False))
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"options must be JSON-compatible: {exc}") from None
+        log: list[tuple[Any, ...]] | None = None
+        gone: frozenset[int] = frozenset()
+        hidden: frozenset[int] = frozenset()
+        if events is not None:
+            if isinstance(events, str | bytes) or not isinstance(events, Sequence):
+                raise TypeError(f"events must be a sequence of event lists, got {events!r}")
+            try:
+                log, gone, hidden = check_events(checked, events)
+            except EventLogError as exc:
+                raise TokenizerError(f"events: {exc}") from None
+        self._events = log
+        self._gone = gone
+        self._hidden = hidden
         self._merges = checked
         self._vocab = vocab
         self._pattern = source
@@ -171,6 +189,12 @@ class Tokenizer:
     def merges(self) -> list[tuple[int, int]]:
         """Every merge in id order (a copy): ``merges[k]`` made id ``256 + k``. O(merges)."""
         return list(self._merges)
+
+    @property
+    def events(self) -> list[list[Any]] | None:
+        """The event log of a loop variant's run (see :mod:`bpeds.replay`), or None
+        for a plain BPE tokenizer (a copy). O(events)."""
+        return None if self._events is None else [list(e) for e in self._events]
 
     @property
     def pattern(self) -> str | None:
@@ -194,12 +218,19 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        """``256 + len(merges) + len(special_tokens)``: the number of tokens. O(1).
+        """``256 + len(merges) + len(special_tokens)``: the number of tokens, less
+        the tokens a loop variant removed or hides from encoding. O(1).
 
         Special ids chosen by the caller may leave gaps, so the largest id can
         be larger than ``vocab_size - 1``; see :attr:`max_token_id`.
         """
-        return BYTE_TOKENS + len(self._merges) + len(self._special)
+        return (
+            BYTE_TOKENS
+            + len(self._merges)
+            + len(self._special)
+            - len(self._gone)
+            - len(self._hidden)
+        )
 
     @property
     def max_token_id(self) -> int:
@@ -298,8 +329,27 @@ class Tokenizer:
     def _enc(self) -> Encoder:
         enc = self._encoder
         if enc is None:
-            enc = self._encoder = Encoder(self._token_table(), self._compiled, self._special)
+            piece = None
+            if self.replays:
+                assert self._events is not None
+                parents = {BYTE_TOKENS + k: m for k, m in enumerate(self._merges)}
+                piece = Replay(self._events, parents, self._hidden)
+            enc = self._encoder = Encoder(
+                self._token_table(), self._compiled, self._special, piece=piece
+            )
         return enc
+
+    @property
+    def replays(self) -> bool:
+        """True when encoding replays a loop variant's event log (tokens removed,
+        made again or hidden): formats that hold only ranked merges cannot express
+        such a tokenizer, and refuse it. O(events) the first time."""
+        return self._events is not None and bool(self._gone or self._hidden or self._remakes())
+
+    def _remakes(self) -> bool:
+        """Does the event log do more than make each merge once, in id order?"""
+        assert self._events is not None
+        return any(e[0] != "merge" for e in self._events) or len(self._events) != len(self._merges)
 
     def encode(
         self,
@@ -496,7 +546,9 @@ class Tokenizer:
         (``FileExistsError``); a failed save leaves nothing behind. See
         :mod:`bpeds.persist` (``persist.save(tok, path)`` is the same).
         """
-        text = _model_json.render(self._pattern, self._special, self._options, self._merges)
+        text = _model_json.render(
+            self._pattern, self._special, self._options, self._merges, self.events
+        )
         write_files([(path, (text + "\n").encode("utf-8"))], overwrite=overwrite)
 
     @classmethod
@@ -518,6 +570,7 @@ class Tokenizer:
             and self._pattern == other._pattern
             and self._special == other._special
             and self._options == other._options
+            and self._events == other._events
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -536,6 +589,7 @@ class Tokenizer:
             "pattern": self._pattern,
             "special_tokens": self._special,
             "options": self._options,
+            "events": self.events,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -544,6 +598,7 @@ class Tokenizer:
             pattern=state["pattern"],
             special_tokens=state["special_tokens"],
             options=state["options"],
+            events=state.get("events"),
         )
 
     def _replace(self, other: Tokenizer) -> None:
@@ -554,4 +609,7 @@ class Tokenizer:
         self._compiled = other._compiled
         self._special = other._special
         self._options = other._options
+        self._events = other._events
+        self._gone = other._gone
+        self._hidden = other._hidden
         self._encoder = None

@@ -36,6 +36,7 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.counts import Counts, SpillCounter
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
+from bpeds.encoder import bpe
 from bpeds.io import (
     DEFAULT_BLOCK_SIZE,
     InvalidTextError,
@@ -59,7 +61,8 @@ from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.special import check_special_ids, check_special_texts
 from bpeds.tokenizer import Tokenizer
-from bpeds.vocab import BYTE_TOKENS
+from bpeds.variants import Variant, get_variant
+from bpeds.vocab import BYTE_TOKENS, Vocab
 
 __all__ = ["PRESETS", "available_cores", "count", "count_pieces", "count_to_file", "train"]
 
@@ -809,6 +812,7 @@ def train(
     min_frequency: int = 1,
     max_token_length: int | None = None,
     score: Score | str | dict[str, Any] = "frequency",
+    variant: Variant | str | dict[str, Any] | None = None,
     tie: TieRule | str | _Default = _Default.TIE,
     representation: str | _Default = _Default.REPRESENTATION,
     counting: str = "overlapping",
@@ -819,6 +823,8 @@ def train(
     errors: str = "strict",
     on_merge: OnMerge | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    base: Tokenizer | str | os.PathLike[str] | None = None,
+    _stage2: bool = False,
 ) -> Tokenizer:
     """Train a tokenizer of ``vocab_size`` tokens on ``data``.
 
@@ -882,6 +888,20 @@ def train(
     distinct pieces; scales to large corpora) or ``"sequence"`` (every piece
     in order, as minbpe; ``counting="overlapping"`` only); default: the
     preset's, else ``"type"``.
+    ``variant``: a loop variant (:mod:`bpeds.variants`: ``"picky"``,
+    ``"scaffold"``, a dict ``{"name": ..., **options}`` or your own
+    :class:`~bpeds.variants.Variant`); ``vocab_size`` then counts the tokens
+    encoding can emit (removed and hidden tokens keep their ids but do not
+    count), and the tokenizer keeps the run's event log and encodes by it.
+    Variants that remove tokens need ``representation="type"``.
+    ``base``: continue training from this tokenizer (a
+    :class:`~bpeds.tokenizer.Tokenizer`, or a model file in any format
+    :func:`bpeds.formats.load_model` reads): every piece of ``data`` starts as
+    the base encodes it, every base token and merge keeps its id and rank, and
+    the new merges rank after them, so ``vocab_size`` counts the base's tokens
+    too. ``pattern`` defaults to the base's; base special tokens keep their ids
+    unless a new merge needs the id (then they move after the new merges, with a
+    warning); new special tokens (a list) come last. Type representation only.
     ``workers``: processes for splitting and counting (the merges do not
     depend on it); default ``None``: the cores available to this process
     (:func:`available_cores`: its CPU affinity and container quota), with
@@ -909,6 +929,40 @@ def train(
         pattern, special_tokens = _counts_options(
             counted, pattern, special_tokens, representation, preset
         )
+    if variant is not None and not _stage2:
+        switching = get_variant(variant)
+        if switching.switches:
+            if counted is not None:
+                raise ValueError(
+                    f"variant {switching.name!r} splits the text a second time with another "
+                    "pattern, which counts cannot give: train it on the text"
+                )
+            return _train_switching(
+                switching,
+                data,
+                vocab_size,
+                pattern=pattern,
+                special_tokens=special_tokens,
+                base=base,
+                representation=representation,
+                options={
+                    "min_frequency": min_frequency,
+                    "max_token_length": max_token_length,
+                    "score": score,
+                    "tie": tie,
+                    "counting": counting,
+                    "multiset": multiset,
+                    "workers": workers,
+                    "progress": progress,
+                    "preset": preset,
+                    "errors": errors,
+                    "on_merge": on_merge,
+                    "block_size": block_size,
+                },
+            )
+    base_tok = None if base is None else _base_tokenizer(base)
+    if base_tok is not None and pattern is _Default.PATTERN and preset is None:
+        pattern = base_tok.pattern
     opts = _apply_preset(preset, {"pattern": pattern, "representation": representation, "tie": tie})
     source, _ = resolve_pattern(opts["pattern"])
     representation = opts["representation"]
@@ -925,10 +979,26 @@ def train(
     workers = _check_workers(workers)
     errors = check_errors(errors)
     score_obj = get_score(score)
+    variant_obj = None if variant is None else get_variant(variant)
     tie_obj = tie_rule(opts["tie"])
     prog = resolve_progress(progress)
     texts, given = _special_texts(special_tokens)
     minimum = BYTE_TOKENS + len(texts)
+    if base_tok is not None:
+        if representation != "type":
+            raise ValueError("continued training (base=...) needs representation='type'")
+        if given is not None:
+            raise ValueError(
+                "with base=..., give special tokens as a list of texts: the base's keep "
+                "their ids and new ones come after the new merges"
+            )
+        texts = [t for t in texts if t not in base_tok.special_tokens]
+        minimum = base_tok.vocab_size + len(texts)
+        if vocab_size < minimum:
+            raise ValueError(
+                f"vocab_size must be at least {minimum} (the base's {base_tok.vocab_size} "
+                f"tokens + {len(texts)} new special tokens), got {vocab_size}"
+            )
     if vocab_size < minimum:
         raise ValueError(
             f"vocab_size must be at least {minimum} (256 byte tokens + {len(texts)} special "
@@ -943,6 +1013,8 @@ def train(
 
     groups = _groups(data)
     _check_groups(score_obj, groups)
+    if base_tok is not None and groups is not None:
+        raise ValueError("continued training (base=...) takes ungrouped data")
 
     for part in [data] if groups is None else [part for _, part in groups]:
         _warn_if_path_like_text(part)
@@ -968,6 +1040,13 @@ def train(
             pieces = pieces_of(data)
             if isinstance(pieces, list):
                 corpus = SequenceCorpus(p.encode("utf-8") for p in pieces)
+            elif base_tok is not None:
+                start_vocab = Vocab()
+                for a, b in base_tok.merges:
+                    start_vocab.add(a, b)
+                corpus = TypeCorpus.from_token_counts(
+                    _base_encodings(base_tok, pieces), start_vocab.length
+                )
             else:
                 corpus = TypeCorpus._from_pieces(pieces)
             del pieces
@@ -991,6 +1070,8 @@ def train(
             counting=counting,  # type: ignore[arg-type]
             min_count=min_frequency,
             max_token_length=max_token_length,
+            variant=variant_obj,
+            vocab=None if base_tok is None else start_vocab,
         )
         prog.start(num_merges)
         try:
@@ -1000,12 +1081,21 @@ def train(
                     on_merge(record, driver.vocab.token_bytes(record.new_id))
         finally:
             prog.close()
-    merges = [r.pair for r in driver.records]
-    if len(merges) < num_merges:
+    vocab = driver.vocab
+    merges = [vocab.parents(t) or (t, t) for t in range(BYTE_TOKENS, len(vocab))]
+    events: list[list[int | str]] | None = None
+    plain_log = all(e.kind == "merge" for e in driver.events) and len(driver.records) == len(
+        vocab
+    ) - (BYTE_TOKENS if base_tok is None else BYTE_TOKENS + base_tok.num_merges)
+    if variant_obj is not None and not plain_log:  # (a log that only merges is the merges)
+        start = 0 if base_tok is None else base_tok.num_merges
+        events = [["merge", BYTE_TOKENS + k, a, b] for k, (a, b) in enumerate(merges[:start])]
+        events += [[e.kind, e.token, *e.parts] for e in driver.events]
+    if len(driver.records) < num_merges and variant_obj is None:
         warnings.warn(
-            f"training stopped after {len(merges)} of {num_merges} merges: no pair is left "
+            f"training stopped after {len(driver.records)} of {num_merges} merges: no pair is left "
             f"that occurs at least min_frequency={min_frequency} times"
-            + (" (the corpus is empty)" if not merges and corpus_is_empty(corpus) else ""),
+            + (" (the corpus is empty)" if not driver.records and corpus_is_empty(corpus) else ""),
             UserWarning,
             stacklevel=2,
         )
@@ -1014,6 +1104,8 @@ def train(
         if given_ids is not None
         else {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(texts)}
     )
+    if base_tok is not None:
+        ids = _continued_specials(base_tok, len(merges), texts)
     recorded = driver.options()
     recorded["score"] = describe_score(score, score_obj)
     recorded["min_frequency"] = recorded.pop("min_count")
@@ -1023,7 +1115,150 @@ def train(
         recorded["preset"] = preset
     if groups is not None:
         recorded["groups"] = [name for name, _ in groups]
-    return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded)
+    if base_tok is not None:
+        recorded["base"] = {"merges": base_tok.num_merges, "options": base_tok.options}
+    return Tokenizer(merges, pattern=source, special_tokens=ids, options=recorded, events=events)
+
+
+def _train_switching(
+    variant: Variant,
+    data: object,
+    vocab_size: int,
+    *,
+    pattern: Any,
+    special_tokens: Iterable[str] | Mapping[str, int],
+    base: object,
+    representation: Any,
+    options: dict[str, Any],
+) -> Tokenizer:
+    """Two stages for a variant that switches pre-tokenization (SuperBPE): ordinary
+    training to the switch, then training continued from it on the second pattern's
+    chunks, with the variant's pair rule. O(the two runs)."""
+    if base is not None:
+        raise ValueError(f"variant {variant.name!r} trains from bytes: it takes no base")
+    if representation not in (_Default.REPRESENTATION, "type"):
+        raise ValueError(f"variant {variant.name!r} needs representation='type'")
+    if isinstance(data, Iterator) or _groups(data) is not None:
+        raise ValueError(
+            f"variant {variant.name!r} reads the data twice (once per pre-tokenization): give "
+            "a str, a path or a list of them, not a one-shot iterator or groups"
+        )
+    texts, given = _special_texts(special_tokens)
+    if given is not None:
+        raise ValueError(f"with variant {variant.name!r}, give special tokens as a list of texts")
+    vocab_size = _check_int(vocab_size, "vocab_size", 0)
+    first = BYTE_TOKENS + len(texts)
+    if vocab_size < first:
+        raise ValueError(
+            f"vocab_size must be at least {first} (256 byte tokens + {len(texts)} special "
+            f"tokens), got {vocab_size}"
+        )
+    size1 = variant.stage1_size(first, vocab_size)  # type: ignore[attr-defined]
+    stage1 = train(data, size1 - len(texts), pattern=pattern, **options)
+    stage2 = train(
+        data,
+        vocab_size,
+        pattern=variant.stage2_pattern,  # type: ignore[attr-defined]
+        special_tokens=texts,
+        base=stage1,
+        variant=variant,
+        _stage2=True,
+        **{k: v for k, v in options.items() if k != "preset"},
+    )
+    recorded = stage2.options
+    recorded["variant"] = variant.describe()
+    recorded["stage1"] = {"merges": stage1.num_merges, "pattern": stage1.pattern}
+    recorded.pop("base", None)
+    return Tokenizer(
+        stage2.merges,
+        pattern=stage2.pattern,
+        special_tokens=stage2.special_tokens,
+        options=recorded,
+    )
+
+
+def _base_encodings(base: Tokenizer, pieces: dict[str, int]) -> Iterator[tuple[list[int], int]]:
+    """Each piece as the base's merges encode it (by rank, over the whole piece), with
+    its count.
+
+    A piece longer than the base's own pieces (a second pattern's chunk) is cut where
+    no merge can ever reach across: between two bytes that are adjacent inside no
+    base token, no token can span the cut, so rank merging on each side is independent
+    and the encoding is the concatenation of the sides'. The base's pattern proposes
+    the cuts; equal segments are encoded once. O(total length) plus the merging of
+    distinct segments.
+    """
+    ranks = base.mergeable_ranks()
+    inner: set[tuple[int, int]] = set()
+    for token in ranks:
+        if len(token) > 1:
+            inner.update(pairwise(token))
+    _, compiled = resolve_pattern(base.pattern)
+    findall = None if compiled is None else compiled.findall
+    cache: dict[bytes, list[int]] = {}
+
+    def encode(segment: bytes) -> list[int]:
+        ids = cache.get(segment)
+        if ids is None:
+            ids = cache[segment] = bpe(segment, ranks)
+        return ids
+
+    for piece, n in pieces.items():
+        parts = None if findall is None else findall(piece)
+        if not parts or "".join(parts) != piece:
+            yield bpe(piece.encode("utf-8"), ranks), n
+            continue
+        out: list[int] = []
+        segment = parts[0].encode("utf-8")
+        for part in parts[1:]:
+            raw = part.encode("utf-8")
+            if (segment[-1], raw[0]) in inner:
+                segment += raw
+            else:
+                out += encode(segment)
+                segment = raw
+        out += encode(segment)
+        yield out, n
+
+
+def _base_tokenizer(base: object) -> Tokenizer:
+    """The tokenizer to continue from: a Tokenizer, or a model file of any known format."""
+    if isinstance(base, Tokenizer):
+        tok = base
+    elif isinstance(base, str | os.PathLike):
+        from bpeds.formats import load_model  # (same layer: formats build tokenizers)
+
+        tok = load_model(base)
+    else:
+        raise TypeError(
+            f"base must be a Tokenizer or the path of a model file, got {type(base).__name__}"
+        )
+    if tok.replays:
+        raise ValueError(
+            "cannot continue from a tokenizer that encodes by a loop variant's event log "
+            "(removed, re-made or hidden tokens): continue from a plain BPE tokenizer"
+        )
+    return tok
+
+
+def _continued_specials(base: Tokenizer, num_merges: int, texts: list[str]) -> dict[str, int]:
+    """Special ids after continued training: the base's where no merge id needs them,
+    the others (with a warning) and the new ``texts`` after every other id."""
+    top = BYTE_TOKENS + num_merges  # merge ids are 0 .. top - 1
+    kept = {t: i for t, i in base.special_tokens.items() if i >= top}
+    moved = [t for t in base.special_tokens if t not in kept]
+    nxt = max([top - 1, *kept.values()]) + 1
+    for t in [*moved, *texts]:
+        kept[t] = nxt
+        nxt += 1
+    if moved:
+        warnings.warn(
+            f"the base's special tokens {moved} had ids the new merges take: they now have "
+            f"ids {[kept[t] for t in moved]}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return kept
 
 
 def _counts_in(data: object) -> Counts | None:

@@ -143,6 +143,19 @@ def test_training_on_added_shards_equals_training_on_the_corpus(tmp_path: Path) 
         assert train(sum_counts(parts), 400, tie=tie).merges == train(UNITS, 400, tie=tie).merges
 
 
+@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
+def test_a_run_stopped_and_continued_from_its_model_gives_the_same_merges(
+    tmp_path: Path, tie: str
+) -> None:
+    """Counts plus continued training (base=...): a run saved after 80 merges and continued
+    from the file, on the counts, gives the merges of one uninterrupted run."""
+    counts = count(UNITS[:6])
+    train(counts, 336, tie=tie).save(tmp_path / "stop.json")
+    stopped = bpeds.Tokenizer.load(tmp_path / "stop.json")
+    continued = train(counts, 450, tie=tie, base=stopped)
+    assert continued.merges == train(UNITS[:6], 450, tie=tie).merges
+
+
 def test_counts_of_groups_train_like_the_groups() -> None:
     groups = {"a": UNITS[:3], "b": UNITS[3:5]}
     counted = {name: count(part) for name, part in groups.items()}

@@ -92,6 +92,7 @@ CORPORA: dict[str, Callable[..., Any]] = {
     "sequence-indexed-list": lambda chunks, groups=None: SequenceCorpus(
         chunks, groups, structure="indexed_list"
     ),
+    "sequence-leap": lambda chunks, groups=None: SequenceCorpus(chunks, groups, structure="leap"),
 }
 
 # Tiny alphabets and short chunks: many equal counts, many runs, many ties.

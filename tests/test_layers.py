@@ -210,10 +210,10 @@ LAYERS: list[tuple[str, ...]] = [
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.scoring"))),
     # Corpus representations, then the one merge loop over them.
     ("bpeds.corpus.base", "bpeds.corpus.type_mode", "bpeds.corpus.sequence_mode", "bpeds.corpus"),
-    ("bpeds.driver",),
+    ("bpeds.variants", "bpeds.driver"),
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.testing"))),
     # Patterns, special-token rules, the JSON format's core.
-    ("bpeds.pretokenize", "bpeds.special", "bpeds._model_json"),
+    ("bpeds.pretokenize", "bpeds.special", "bpeds._model_json", "bpeds.replay"),
     ("bpeds._files", "bpeds.counts"),
     ("bpeds.encoder",),
     ("bpeds.tokenizer",),

@@ -147,7 +147,8 @@ VALID = json.loads(dumps(Tokenizer([(97, 98), (256, 99)], special_tokens={"<s>":
     ("change", "match"),
     [
         ({"format": "tiktoken"}, '"format" must be'),
-        ({"version": 2}, "newer bpeds"),
+        ({"version": 3}, "newer bpeds"),
+        ({"version": 2}, r"missing key\(s\) \[.events.\]"),
         ({"version": 0}, "invalid"),
         ({"version": "1"}, "must be an integer"),
         ({"version": True}, "must be an integer"),

@@ -60,6 +60,7 @@ def test_every_representation_equals_the_oracle(
         TypeCorpus(chunks),
         SequenceCorpus(chunks),
         SequenceCorpus(chunks, structure="indexed_list"),
+        SequenceCorpus(chunks, structure="leap"),
     ):
         got = train_merges(corpus, merges, tie=TIES[tie](), min_count=min_count)
         assert as_tuples(got) == want, corpus
@@ -69,7 +70,12 @@ def test_every_representation_equals_the_oracle(
 @given(chunks=corpora, merges=st.integers(1, 25))
 def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int) -> None:
     """After every merge: ``MergeDeltas`` equals a recount, and ``check()`` holds."""
-    for corpus in (TypeCorpus(chunks), SequenceCorpus(chunks)):
+    for corpus in (
+        TypeCorpus(chunks),
+        SequenceCorpus(chunks),
+        SequenceCorpus(chunks, structure="indexed_list"),
+        SequenceCorpus(chunks, structure="leap"),
+    ):
         vocab = Vocab()
         run: Any = corpus.start("overlapping", False, vocab.length)
         counts = dict(run.initial().pairs)

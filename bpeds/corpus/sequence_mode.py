@@ -23,6 +23,7 @@ from bpeds.corpus.base import (
 )
 from bpeds.errors import InvariantError
 from bpeds.structures.indexed_list import IndexedList, ListNode
+from bpeds.structures.leap import Leap, LeapNode
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 
 __all__ = ["SequenceCorpus"]
@@ -41,6 +42,10 @@ class SequenceCorpus:
       stale entries (pairs that changed since) are skipped on read.
     - ``"indexed_list"``: an :class:`~bpeds.structures.IndexedList` of node
       objects with its own stale pair index.
+    - ``"leap"``: a :class:`~bpeds.structures.Leap`, no pair index at all: a
+      merge of ``(a, b)`` walks the chain of ``a``'s nodes and merges those
+      followed by ``b`` (cost O(occurrences of ``a``), where the others pay
+      O(occurrences of the pair) plus their index upkeep).
 
     >>> SequenceCorpus([b"aaab", b"daaabac"]).num_tokens
     11
@@ -51,10 +56,12 @@ class SequenceCorpus:
         chunks: Iterable[Chunk],
         groups: Iterable[int] | None = None,
         *,
-        structure: Literal["arrays", "indexed_list"] = "arrays",
+        structure: Literal["arrays", "indexed_list", "leap"] = "arrays",
     ) -> None:
-        if structure not in ("arrays", "indexed_list"):
-            raise ValueError(f"structure must be 'arrays' or 'indexed_list', got {structure!r}")
+        if structure not in ("arrays", "indexed_list", "leap"):
+            raise ValueError(
+                f"structure must be 'arrays', 'indexed_list' or 'leap', got {structure!r}"
+            )
         self.structure = structure
         self._chunks = [list(_as_bytes(c)) for c in chunks]
         self._groups = _groups_for(groups, len(self._chunks))
@@ -77,6 +84,8 @@ class SequenceCorpus:
             )
         if self.structure == "arrays":
             return _ArraySequenceRun(self, want_groups)
+        if self.structure == "leap":
+            return _LeapSequenceRun(self, want_groups)
         return _SequenceRun(self, want_groups)
 
 
@@ -412,3 +421,133 @@ class _SequenceRun:
 
     def nodes(self) -> Iterator[ListNode[int]]:
         return iter(self.list)
+
+
+#: The value between two chunks in a :class:`_LeapSequenceRun` (never a token).
+_SEP = -1
+
+
+class _LeapSequenceRun:
+    """Sequence mode over a :class:`~bpeds.structures.Leap`: chunks in order, one
+    separator node between two chunks; no pair index (see :class:`SequenceCorpus`).
+
+    Positions are the nodes' append numbers (``seq``), which order occurrences as
+    the chunk sequence does.
+    """
+
+    def __init__(self, corpus: SequenceCorpus, want_groups: bool) -> None:
+        self.leap: Leap[int] = Leap()
+        self.num_groups = corpus.num_groups
+        self.want_groups = want_groups
+        self._starts: list[int] = []
+        self._chunk_groups: list[int] = []
+        append = self.leap.append
+        for c, g in zip(corpus._chunks, corpus._groups, strict=True):
+            if not c:
+                continue
+            if self._starts:
+                append(_SEP)
+            self._starts.append(len(self.leap))
+            self._chunk_groups.append(g)
+            for x in c:
+                append(x)
+        self.position_limit = max(1, len(self.leap))
+
+    def _group_of(self, node: LeapNode[int]) -> int:
+        return self._chunk_groups[bisect.bisect_right(self._starts, node.seq) - 1]
+
+    def initial(self) -> Initial:
+        """Pair, unigram and per-group counts. O(n)."""
+        pairs: dict[int, int] = {}
+        unigram: dict[int, int] = {}
+        gpairs: dict[int, list[int]] = {}
+        gtokens = [0] * self.num_groups
+        for node in self.leap:
+            v = node.val
+            if v == _SEP:
+                continue
+            g = self._group_of(node) if self.want_groups else 0
+            gtokens[g] += 1
+            unigram[v] = unigram.get(v, 0) + 1
+            nxt = node.next
+            if nxt is None or nxt.val == _SEP:
+                continue
+            k = (v << PAIR_SHIFT) | nxt.val
+            pairs[k] = pairs.get(k, 0) + 1
+            if self.want_groups:
+                gp = gpairs.get(k)
+                if gp is None:
+                    gp = gpairs[k] = [0] * self.num_groups
+                gp[g] += 1
+        return Initial(pairs, unigram, gpairs, gtokens)
+
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """Walk ``a``'s chain left to right and merge each node followed by ``b``
+        (non-overlapping: a ``b`` merged into the previous site is gone). ``new`` is
+        fresh, so relabelling a node appends it to ``new``'s chain in order.
+        O(occurrences of ``a``)."""
+        leap = self.leap
+        d = out.pairs
+        get = d.get
+        first = out.first_positions
+        sites = 0
+        n = leap.first(a)
+        while n is not None:
+            ahead = n.vnext
+            m = n.next
+            if m is None or m.val != b:
+                n = ahead
+                continue
+            if m is ahead:  # (a == b: the partner is the chain's next node)
+                ahead = m.vnext
+            p, q = n.prev, m.next
+            if p is not None and p.val != _SEP:
+                pv = p.val << PAIR_SHIFT
+                k = pv | a
+                d[k] = get(k, 0) - 1
+                k = pv | new
+                d[k] = get(k, 0) + 1
+                if first is not None and k not in first:
+                    first[k] = p.seq
+            else:
+                p = None
+            if q is not None and q.val != _SEP:
+                qv = q.val
+                k = (b << PAIR_SHIFT) | qv
+                d[k] = get(k, 0) - 1
+                k = (new << PAIR_SHIFT) | qv
+                d[k] = get(k, 0) + 1
+                if first is not None and k not in first:
+                    first[k] = n.seq
+            else:
+                q = None
+            if self.want_groups:
+                _site_group_deltas(
+                    out,
+                    self._group_of(n),
+                    self.num_groups,
+                    (a, b, new),
+                    None if p is None else p.val,
+                    None if q is None else q.val,
+                )
+            leap.set_value(n, new)
+            leap.delete(m)
+            sites += 1
+            n = ahead
+        if sites:
+            pk = (a << PAIR_SHIFT) | b
+            d[pk] = get(pk, 0) - sites
+        out.sites += sites
+
+    def first_position(self, pk: int) -> int | None:
+        """The first node of ``a``'s chain followed by ``b``. O(occurrences of ``a``)."""
+        b = pk & PAIR_MASK
+        for n in self.leap.nodes(pk >> PAIR_SHIFT):
+            m = n.next
+            if m is not None and m.val == b:
+                return n.seq
+        return None
+
+    def check(self) -> None:
+        """The Leap's own invariants. O(n)."""
+        self.leap.check()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import add
 
 from bpeds.corpus.base import (
@@ -126,6 +126,45 @@ class TypeCorpus:
         self._set_types([p.encode("utf-8") for p in pieces], list(pieces.values()), None, None)
         return self
 
+    @classmethod
+    def from_token_counts(
+        cls,
+        items: Iterable[tuple[Sequence[int], int]],
+        length: Callable[[int], int],
+    ) -> TypeCorpus:
+        """A corpus whose types start as token ids, not bytes: ``(ids, count)`` items,
+        in order (equal sequences are added together). ``length(id)`` is a token's
+        byte length (for positions: the ``leftmost`` rule orders occurrences by byte
+        offset). For training that continues from an existing vocabulary: pass the
+        same vocabulary to the driver (``MergeDriver(vocab=...)``).
+
+        Ids must be below 1,114,112. Complexity: O(total tokens).
+
+        >>> length = lambda t: 2 if t > 255 else 1
+        >>> c = TypeCorpus.from_token_counts([([256, 99], 2), ([99], 1)], length)
+        >>> c.num_types, c.num_tokens
+        (2, 5)
+        """
+        merged: dict[str, int] = {}
+        for ids, n in items:
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"a type's count must be an int >= 1, got {n!r}")
+            if any(not 0 <= t < CHAR_IDS for t in ids):
+                raise ValueError(f"token ids must be in 0..{CHAR_IDS - 1}, got {list(ids)!r}")
+            key = "".join(map(chr, ids))
+            if key:
+                merged[key] = merged.get(key, 0) + n
+        self = cls.__new__(cls)
+        keys = list(merged)
+        self._chunks = keys  # type: ignore[assignment]  # (strings of ids: see _tokens)
+        self._counts = list(merged.values())
+        self._groups = [0] * len(keys)
+        self._policy = None
+        self.num_groups = 1
+        self._stride = max((sum(map(length, map(ord, k))) for k in keys), default=0) + 1
+        self._tokens = True
+        return self
+
     def _init_types(
         self, items: Iterable[tuple[bytes, int, int]], policy: CompactionPolicy[int] | None
     ) -> None:
@@ -152,6 +191,8 @@ class TypeCorpus:
         self._policy = policy
         self.num_groups = max(self._groups, default=0) + 1
         self._stride = max(map(len, self._chunks), default=0) + 1
+        #: The types are strings of token ids (from_token_counts), not bytes.
+        self._tokens = False
 
     @property
     def num_types(self) -> int:
@@ -160,7 +201,8 @@ class TypeCorpus:
 
     @property
     def num_tokens(self) -> int:
-        """Tokens in the original corpus (bytes, weighted by type counts)."""
+        """Tokens in the original corpus (bytes, weighted by type counts; for
+        :meth:`from_token_counts`, the starting tokens)."""
         return sum(len(c) * n for c, n in zip(self._chunks, self._counts, strict=True))
 
     # -- the run-time interface the driver uses ---------------------------------
@@ -293,6 +335,7 @@ class _TypeRun:
         self.counting = counting
         self.length = length
         self.chunks = corpus._chunks
+        self.tokens = corpus._tokens
         self.counts = corpus._counts
         self.groups = corpus._groups
         self.num_groups = corpus.num_groups
@@ -308,6 +351,9 @@ class _TypeRun:
         #: Report unigram counts and weighted merge sites (``MergeDeltas.sites``); the
         #: driver turns this off when its score reads neither unigram counts nor totals.
         self.count_sites = True
+        #: Token -> types that held it when it was made (entries may be stale or
+        #: repeated), for :meth:`split`; None (not kept) unless the driver asks.
+        self.holders: dict[int, list[int]] | None = None
         #: The types as id lists (the other representations).
         self.words: list[list[int]] = []
         words = self.words
@@ -332,12 +378,16 @@ class _TypeRun:
         if self.count_sites:  # (token statistics: only for scores that read them)
             for chunk, c in zip(self.chunks, counts, strict=True):
                 for x, n in Counter(chunk).items():
-                    uni[x] += n * c
+                    uni[ord(x) if isinstance(x, str) else x] += n * c
         gpairs: dict[int, list[int]] = {}
         if self.overlapping and not self.want_groups:
             # Each pair's types, one entry per occurrence ("aaa" lists its type twice
             # for "aa"); its count is the sum of those types' counts.
-            strings = self.strings = [c.decode("latin-1") for c in self.chunks]
+            strings = self.strings = (
+                list(self.chunks)  # type: ignore[arg-type]
+                if self.tokens
+                else [c.decode("latin-1") for c in self.chunks]
+            )
             first: defaultdict[str, list[int]] = defaultdict(list)
             for t, w in enumerate(strings):
                 for k in map(add, w, w[1:]):
@@ -349,7 +399,10 @@ class _TypeRun:
                 for k, ts in first.items()
             }
             return Initial(pairs, dict(uni), gpairs, gtokens)
-        self.words.extend(map(list, self.chunks))
+        if self.tokens:
+            self.words.extend([[ord(x) for x in str(c)] for c in self.chunks])
+        else:
+            self.words.extend(map(list, self.chunks))
         where: defaultdict[int, list[int]] = defaultdict(list)
         acc: defaultdict[int, int] = defaultdict(int)
         for t, ids in enumerate(self.words):
@@ -404,19 +457,13 @@ class _TypeRun:
                 self._merge_recount(a, b, new, out)
                 return
             fresh: defaultdict[int, list[int]] = defaultdict(list)
-            _merge_lists(
-                self.index.take((a << PAIR_SHIFT) | b),
-                self.words,
-                self.counts,
-                a,
-                b,
-                new,
-                out,
-                fresh,
-            )
+            types = self.index.take((a << PAIR_SHIFT) | b)
+            _merge_lists(types, self.words, self.counts, a, b, new, out, fresh)
             extend = self.index.extend
             for k2, ts in fresh.items():
                 extend(k2, ts)
+            if self.holders is not None:  # (stale entries are skipped on use)
+                self.holders[new] = list(types)
             return
         words = self.strings
         where = self.where
@@ -427,6 +474,7 @@ class _TypeRun:
         count_sites = self.count_sites
         singles: list[int] = []  # types with one site (when sites are counted)
         multi = 0  # weighted sites of the others
+        hold: list[int] | None = None if self.holders is None else []
         last_t = -1
         for t in where.pop(k, ()):
             if t == last_t:
@@ -444,8 +492,12 @@ class _TypeRun:
                     rights[tail[0]].append(t)
                 if count_sites:
                     singles.append(t)
+                if hold is not None:
+                    hold.append(t)
                 continue
             merged = words[t] = w.replace(k, n)
+            if hold is not None:
+                hold.append(t)
             if count_sites:
                 multi += self.counts[t] * (len(w) - len(merged))
             i = len(head)
@@ -494,6 +546,8 @@ class _TypeRun:
                 lost[key] = lost.get(key, 0) + weight
         if self.count_sites:
             out.sites += sum(map(wcount, singles)) + multi
+        if hold is not None and self.holders is not None:
+            self.holders[new] = hold
 
     def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
         """The general path (non-overlapping counts, per-group counts): recount each
@@ -507,6 +561,8 @@ class _TypeRun:
         add = self.index.add
         types = self.index.raw(pk)
         self.index.discard(pk)
+        if self.holders is not None:
+            self.holders[new] = list(types)
         for t in types:
             w = words[t]
             res: list[int] = []
@@ -545,6 +601,132 @@ class _TypeRun:
                         if row is None:
                             row = gd[k] = [0] * ngroups
                         row[g] += sign * v * c
+
+    def split(self, token: int, parts: tuple[int, ...], out: MergeDeltas) -> None:
+        """Replace every occurrence of ``token`` by ``parts``, in every type, and
+        report the count changes (``out.pairs``; ``out.sites``: the occurrences,
+        weighted; per group, ``out.group_sites`` is minus the tokens gained).
+
+        Needs :attr:`holders` (:meth:`start_holders` before the first merge).
+        Complexity: O(length of the types that held ``token``).
+        """
+        holders = self.holders
+        if holders is None:
+            raise ValueError("split needs the run's token holders: call start_holders() first")
+        self._rewrite(holders.pop(token, []), (token,), parts, out)
+
+    def merge_into(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """:meth:`merge` into an id that may already occur (a token made again by
+        another pair, or one removed and made again): every non-overlapping
+        ``(a, b)``, left to right, becomes ``new``; changes as :meth:`split` reports
+        them (``out.sites``: the sites). O(length of the types holding the pair)."""
+        if self.strings is not None and new >= CHAR_IDS:
+            self._to_lists()
+        if self.strings is not None:
+            types = self.where.pop(chr(a) + chr(b), [])
+        else:
+            pk = (a << PAIR_SHIFT) | b
+            types = list(self.index.raw(pk))
+            self.index.discard(pk)
+        self._rewrite(types, (a, b), (new,), out)
+
+    def _rewrite(
+        self, types: list[int], find: tuple[int, ...], repl: tuple[int, ...], out: MergeDeltas
+    ) -> None:
+        """Replace every non-overlapping ``find``, left to right, by ``repl`` in the
+        listed types (stale or repeated entries are skipped); recount each changed
+        type before and after, list it under the pairs it gained and as a holder of
+        the merged tokens of ``repl``. O(length of the listed types)."""
+        holders = self.holders
+        d = out.pairs
+        counts, groups = self.counts, self.groups
+        gained = len(repl) - len(find)
+        merged_parts = [p for p in dict.fromkeys(repl) if p >= 256]
+        if holders is not None:
+            for p in merged_parts:
+                holders.setdefault(p, [])
+        strings = self.strings
+        if strings is not None and max(repl) < CHAR_IDS:
+            old, rep = "".join(map(chr, find)), "".join(map(chr, repl))
+            where = self.where
+            for t in dict.fromkeys(types):
+                w = strings[t]
+                if old not in w:
+                    continue
+                nw = strings[t] = w.replace(old, rep)
+                occ = (len(nw) - len(w)) // gained if gained else w.count(old)
+                c = counts[t]
+                before = Counter(map(add, w, w[1:]))
+                after = Counter(map(add, nw, nw[1:]))
+                for k2, v in before.items():
+                    dv = after.get(k2, 0) - v
+                    if dv:
+                        key = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
+                        d[key] = d.get(key, 0) + dv * c
+                for k2, v in after.items():
+                    dv = v - before.get(k2, 0)
+                    if dv > 0:
+                        if k2 not in before:
+                            key = (ord(k2[0]) << PAIR_SHIFT) | ord(k2[1])
+                            d[key] = d.get(key, 0) + v * c
+                        where.setdefault(k2, []).append(t)
+                out.sites += occ * c
+                if holders is not None:
+                    for p in merged_parts:
+                        holders[p].append(t)
+            return
+        if strings is not None:  # (an id past CHAR_IDS: leave strings first)
+            self._to_lists()
+        words = self.words
+        add_index = self.index.add
+        width = len(find)
+        for t in dict.fromkeys(types):
+            ids = words[t]
+            out_ids: list[int] = []
+            occ = 0
+            i, n = 0, len(ids)
+            while i < n:
+                if ids[i] == find[0] and tuple(ids[i : i + width]) == find:
+                    out_ids.extend(repl)
+                    occ += 1
+                    i += width
+                else:
+                    out_ids.append(ids[i])
+                    i += 1
+            if not occ:
+                continue
+            words[t] = out_ids
+            c = counts[t]
+            was = count_pairs(ids, self.counting)
+            got = count_pairs(out_ids, self.counting)
+            for k2, v in was.items():
+                d[k2] = d.get(k2, 0) - v * c
+            for k2, v in got.items():
+                d[k2] = d.get(k2, 0) + v * c
+                if v > was.get(k2, 0):
+                    add_index(k2, t)
+            out.sites += occ * c
+            if holders is not None:
+                for p in merged_parts:
+                    holders[p].append(t)
+            if self.want_groups:
+                g = groups[t]
+                out.group_sites[g] -= occ * c * gained
+                gd = out.group_pairs
+                for sign, table in ((1, got), (-1, was)):
+                    for k2, v in table.items():
+                        row = gd.get(k2)
+                        if row is None:
+                            row = gd[k2] = [0] * self.num_groups
+                        row[g] += sign * v * c
+        for k2 in [k2 for k2, v in d.items() if v == 0]:
+            del d[k2]
+
+    def start_holders(self) -> None:
+        """Keep, from now on, which types each new token is made in (for :meth:`split`).
+        Call before the first merge. O(1)."""
+        if self.holders is None:
+            self.holders = {}
 
     def check(self) -> None:
         """The pair index's own invariants; with strings, that every pair of every

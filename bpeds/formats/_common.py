@@ -43,6 +43,19 @@ class FormatError(BpedsError, ValueError):
     """
 
 
+def refuse_replay(tok: Tokenizer, target: str) -> None:
+    """Raise :class:`FormatError` when ``tok`` encodes by a loop variant's event log,
+    which ``target`` (a format of ranked merges) cannot express."""
+    if tok.replays:
+        variant = tok.options.get("variant", {})
+        name = variant.get("name", "a loop variant") if isinstance(variant, dict) else variant
+        raise FormatError(
+            f"{target} holds ranked merges only; this tokenizer was trained with {name!r}, "
+            "whose removed, re-made or hidden tokens it cannot express (it would encode "
+            "differently): save it in bpeds' own format"
+        )
+
+
 def read_bytes(path: PathLike, what: str) -> bytes:
     """The contents of ``path``; a directory raises :class:`FormatError` (a missing
     file keeps the built-in ``FileNotFoundError``, whose message names it)."""

@@ -59,6 +59,7 @@ from bpeds.formats._common import (
     distinct_token_bytes,
     parse_json,
     read_bytes,
+    refuse_replay,
     renumber_specials,
 )
 from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
@@ -108,6 +109,7 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     token's text equals a token's stand-in string (the ``vocab`` maps strings
     to one id). Complexity: O(total bytes of all tokens).
     """
+    refuse_replay(tok, "a Hugging Face tokenizer.json")
     tokens = [_as_text(b) for b in distinct_token_bytes(tok, "a tokenizer.json vocab")]
     vocab = {text: i for i, text in enumerate(tokens)}
     specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])

@@ -34,6 +34,7 @@ from bpeds.formats._common import (
     build_tokenizer,
     decode_utf8,
     read_bytes,
+    refuse_replay,
 )
 from bpeds.pretokenize import PATTERNS
 from bpeds.tokenizer import Tokenizer
@@ -96,6 +97,7 @@ def minbpe_model_text(tok: Tokenizer) -> str:
     Special tokens are written in id order. Raises :class:`FormatError` for what
     the format cannot hold (see the module docstring). Complexity: O(merges).
     """
+    refuse_replay(tok, "a minbpe .model")
     _check_writable(tok)
     lines = [MINBPE_VERSION, tok.pattern or ""]
     specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])

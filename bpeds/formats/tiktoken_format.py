@@ -36,6 +36,7 @@ from bpeds.formats._common import (
     build_tokenizer,
     distinct_token_bytes,
     read_bytes,
+    refuse_replay,
     renumber_specials,
 )
 from bpeds.tokenizer import Tokenizer
@@ -70,6 +71,7 @@ def tiktoken_ranks(tok: Tokenizer) -> dict[bytes, int]:
     Two ids with the same bytes raise :class:`FormatError`.
     Complexity: O(total bytes of all tokens).
     """
+    refuse_replay(tok, "a tiktoken rank file")
     tokens = distinct_token_bytes(tok, "tiktoken's mergeable_ranks")
     return {b: i for i, b in enumerate(tokens)}
 

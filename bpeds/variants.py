@@ -1,0 +1,435 @@
+"""Loop variants: plug-ins that change the merge loop around the score.
+
+A score says *which* pair to merge; a variant says what else happens around
+each merge. Most published BPE variants keep frequency as the score and change
+the loop: Picky BPE removes tokens that were only ever intermediates, Scaffold-BPE
+hides them at encoding time. A :class:`Variant` is called by the driver (and by
+the brute-force oracle in :mod:`bpeds.testing`) through three hooks, and acts
+through a :class:`Loop`:
+
+- :meth:`Variant.begin`: once, before the first selection;
+- :meth:`Variant.before_merge`: the next pair has been selected (its record is
+  known) and is about to be merged;
+- :meth:`Variant.after_merge`: a pair was merged everywhere.
+
+From either hook a variant may :meth:`Loop.remove` a token (split it back into
+its parts everywhere it occurs; every pair count and heap entry is updated
+incrementally, and a later merge can make the same bytes again, under a new
+id), :meth:`Loop.mark` a token (it stays in the vocabulary and keeps merging,
+but encoding never emits it: an emitted marked token is split into its parts)
+and :meth:`Loop.unmark` it, or :meth:`Loop.stop` the run. Every action is an
+:class:`Event` in the driver's event log, saved with the model.
+
+The run stops when the vocabulary reaches its target: ``num_merges`` tokens
+past the starting vocabulary, counting only tokens that are present (not
+removed) and not marked. Without a variant that is exactly ``num_merges``
+merges. A run that removes or marks as fast as it merges stops after
+``max_merges`` merges (default ``4 * num_merges + 256``).
+
+A variant declares what it needs (``needs_unigrams``: the loop keeps unigram
+counts, as for a ``PARTS`` score; ``removes``: the corpus representation must
+support splitting, which type mode does) and the driver keeps only that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from heapq import heappop, heappush
+from typing import Any, ClassVar, Literal, Protocol
+
+from bpeds.vocab import Vocab
+
+__all__ = [
+    "Event",
+    "Loop",
+    "Picky",
+    "Scaffold",
+    "SuperBPE",
+    "Variant",
+    "get_variant",
+    "variant_names",
+]
+
+EventKind = Literal["merge", "remove", "mark", "unmark"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One step of a run: ``kind`` happened to ``token``.
+
+    ``merge``: ``token`` was made from ``parts`` (two ids). ``remove``: ``token``
+    was split into ``parts`` (the present tokens it is made of) everywhere.
+    ``mark`` / ``unmark``: ``token`` was hidden from / returned to encoding
+    (``parts`` is empty). ``step``: the number of merges done before this event.
+    """
+
+    kind: EventKind
+    token: int
+    parts: tuple[int, ...]
+    step: int
+
+
+class Loop(Protocol):
+    """What a variant sees of a run and may do to it (the driver and the oracle
+    both implement it)."""
+
+    @property
+    def vocab(self) -> Vocab:
+        """The run's vocabulary (ids, parents, bytes)."""
+        ...
+
+    @property
+    def removed(self) -> Collection[int]:
+        """Tokens removed and not made again."""
+        ...
+
+    @property
+    def marked(self) -> Collection[int]:
+        """Tokens marked now."""
+        ...
+
+    @property
+    def merges_done(self) -> int:
+        """Merges done so far."""
+        ...
+
+    def unigram(self, token: int) -> int:
+        """How often ``token`` occurs in the corpus now (needs ``needs_unigrams``)."""
+        ...
+
+    def remaining(self) -> int:
+        """Tokens still to add before the vocabulary reaches its target."""
+        ...
+
+    def merged_sites(self) -> int:
+        """How many occurrences the last merge made (``needs_unigrams``)."""
+        ...
+
+    def remove(self, token: int) -> tuple[int, ...]:
+        """Split ``token`` into its present parts everywhere; return the parts."""
+        ...
+
+    def mark(self, token: int) -> None:
+        """Hide ``token`` from encoding (it keeps merging)."""
+        ...
+
+    def unmark(self, token: int) -> None:
+        """Return a marked token to encoding."""
+        ...
+
+    def stop(self) -> None:
+        """End the run after this hook."""
+        ...
+
+
+class Variant:
+    """Base class of loop variants: override the hooks you need.
+
+    ``name``: the registry name. ``needs_unigrams``: the loop keeps unigram
+    counts (:meth:`Loop.unigram`, :meth:`Loop.merged_sites`). ``removes``: the
+    variant calls :meth:`Loop.remove` (the corpus representation must support
+    it: type mode does, sequence mode does not). ``hides``: marked tokens are
+    split at encoding time (what marks mean to a tokenizer).
+    ``same_bytes_same_token``: a merge whose bytes equal a token made before
+    (removed or not) makes that token again, under its id, instead of a new id.
+    ``filters``: :meth:`eligible` may refuse pairs (a fixed rule of the two
+    tokens, like ``max_token_length``: a refused pair is never merged).
+    ``switches``: training switches pre-tokenization half-way (the variant
+    provides ``stage1_size(first, vocab_size)`` and ``stage2_pattern``; the run
+    before the switch has no variant, the run after it has this one).
+    """
+
+    name: ClassVar[str] = "custom"
+    needs_unigrams: ClassVar[bool] = False
+    removes: ClassVar[bool] = False
+    hides: ClassVar[bool] = True
+    same_bytes_same_token: ClassVar[bool] = False
+    filters: ClassVar[bool] = False
+    switches: ClassVar[bool] = False
+
+    def begin(self, loop: Loop) -> None:
+        """Called once before the first selection (reset per-run state here).
+        Default: nothing."""
+
+    def eligible(self, vocab: Vocab, left: int, right: int) -> bool:
+        """With ``filters``: may ``(left, right)`` ever be merged? It must depend on
+        the two tokens only (it is asked once per pair and never again)."""
+        return True
+
+    def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
+        """Called when ``pair`` (occurring ``count`` times) was selected, before the
+        merge. Default: nothing."""
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        """Called after ``pair`` was merged into ``new`` everywhere. Default: nothing."""
+
+    def options(self) -> dict[str, Any]:
+        """The options that determine this variant's events (recorded with a model)."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """``{"name": ..., **options}``: enough to rebuild it with :func:`get_variant`."""
+        return {"name": self.name, **self.options()}
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"{type(self).__name__}({opts})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.describe() == self.describe()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(sorted(self.options().items()))))
+
+
+def _check_fraction(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+class Picky(Variant):
+    """Picky BPE (Chizhov et al., EMNLP 2024): after merging ``(a, b)`` into ``ab``,
+    remove ``a`` (then ``b``) when its Intersection-over-Self exceeds ``threshold``.
+
+    IoS(x) = m / (f(x) + m), where m is the number of occurrences the merge made
+    and f(x) is ``x``'s count after the merge (so for ``a != b``, m over ``a``'s
+    count before the merge). Byte tokens are never removed. A removed token is
+    split into the present tokens it is made of, everywhere; a later merge that
+    makes the same bytes restores it under its id (as does a second pair making
+    a present token's bytes: one token per string, as in the paper's code).
+    ``threshold = 1`` never removes.
+
+    >>> Picky(0.9).describe()
+    {'name': 'picky', 'threshold': 0.9}
+    """
+
+    name = "picky"
+    needs_unigrams = True
+    removes = True
+    same_bytes_same_token = True
+
+    def __init__(self, threshold: float = 0.9) -> None:
+        self.threshold = _check_fraction(threshold, "Picky threshold")
+
+    def options(self) -> dict[str, Any]:
+        return {"threshold": self.threshold}
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        m = loop.merged_sites()
+        if m <= 0:
+            return
+        a, b = pair
+        for x in (a,) if a == b else (a, b):
+            if x < 256 or x in loop.removed:
+                continue
+            # (the comparison the reference makes: m / (f_after + m) > threshold)
+            if m > self.threshold * (loop.unigram(x) + m):
+                loop.remove(x)
+
+
+class Scaffold(Variant):
+    """Scaffold-BPE (Lian et al., 2024): a merged token whose count falls below
+    the count of the next pair to merge becomes a *scaffold* token: it stays in
+    the vocabulary as a merge intermediate, but encoding never emits it (an
+    emitted scaffold token is split into its parts) and it does not count
+    towards the vocabulary size. A scaffold token whose count reaches the count
+    of the next pair again is re-activated.
+
+    Checked when the next pair is selected (its count is the threshold): first
+    re-activation (count >= the next pair's count), then the tokens of the last
+    merge. ``min_count``: additionally, a token below this count always becomes
+    scaffold (0: only the rule above).
+
+    >>> Scaffold().describe()
+    {'name': 'scaffold', 'min_count': 0}
+    """
+
+    name = "scaffold"
+    needs_unigrams = True
+
+    def __init__(self, min_count: int = 0) -> None:
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 0:
+            raise ValueError(f"Scaffold min_count must be an int >= 0, got {min_count!r}")
+        self.min_count = min_count
+        self._last: tuple[int, int] | None = None
+        self._scaffold: list[tuple[int, int]] = []
+
+    def options(self) -> dict[str, Any]:
+        return {"min_count": self.min_count}
+
+    def begin(self, loop: Loop) -> None:
+        self._last = None
+        self._scaffold = []
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        self._last = pair
+
+    def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
+        # Scaffold tokens by count, most frequent first: a lazy max-heap of (-count, id)
+        # (counts only fall between merges, so a stored count bounds the current one;
+        # an entry is checked when it reaches the top). O(log n) per change.
+        heap = self._scaffold
+        floor = max(count, self.min_count)
+        while heap and -heap[0][0] >= floor and loop.remaining() > 0:
+            stored, t = heappop(heap)
+            if t not in loop.marked:
+                continue
+            f = loop.unigram(t)
+            if f != -stored:
+                heappush(heap, (-f, t))
+            else:
+                loop.unmark(t)
+        last, self._last = self._last, None
+        if last is None:
+            return
+        a, b = last
+        for x in (a,) if a == b else (a, b):
+            if x < 256 or x in loop.marked or x in loop.removed:
+                continue
+            f = loop.unigram(x)
+            if f < count or f < self.min_count:
+                loop.mark(x)
+                heappush(self._scaffold, (-f, x))
+
+
+#: SuperBPE's default second-stage pattern: digits in groups of three counted from the
+#: right (as the paper's stage 2 splits numbers), runs of newlines, and everything else
+#: between them (spaces and punctuation included: superwords cross them).
+SUPERBPE_STAGE2 = r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}\n]+|\n+"
+
+
+def count_words(token: bytes) -> int:
+    """Maximal runs of non-whitespace bytes in ``token`` (ASCII whitespace).
+
+    >>> count_words(b" by the way"), count_words(b"way,"), count_words(b"  ")
+    (3, 1, 0)
+    """
+    return len(token.split())
+
+
+class SuperBPE(Variant):
+    """SuperBPE (Liu et al., COLM 2025): ordinary BPE up to ``transition`` of the
+    vocabulary, then training continues on chunks cut by a second pattern that does
+    not split at whitespace, so that tokens can span words ("superwords").
+
+    Stage 1 uses the training ``pattern``. At the switch, every stage-2 chunk
+    (``stage2_pattern``, default :data:`SUPERBPE_STAGE2`: no whitespace split;
+    digits in groups of three from the right; newlines apart) starts as the
+    stage-1 merges encode it, and stage 2 continues from the stage-1 vocabulary
+    (ids and ranks kept), refusing merges that would make a token of more than
+    ``max_words`` words (the paper's limit, 4). ``transition``: a fraction of
+    the merges (default 0.9, as the paper's best setting of 180k of 200k) or a
+    vocabulary size. The tokenizer encodes with ``stage2_pattern`` and all merges
+    by rank, as the paper's tokenizers do.
+
+    >>> SuperBPE(0.8).describe()["transition"]
+    0.8
+    """
+
+    name = "superbpe"
+    filters = True
+    switches = True
+
+    def __init__(
+        self,
+        transition: float | int = 0.9,
+        max_words: int = 4,
+        stage2_pattern: str = SUPERBPE_STAGE2,
+    ) -> None:
+        if isinstance(transition, bool) or not isinstance(transition, int | float):
+            raise ValueError(f"SuperBPE transition must be a number, got {transition!r}")
+        if isinstance(transition, float) and not 0 < transition <= 1:
+            raise ValueError(
+                f"SuperBPE transition must be a fraction in (0, 1] or a vocabulary size, "
+                f"got {transition!r}"
+            )
+        if isinstance(transition, int) and transition < 256:
+            raise ValueError(f"a SuperBPE transition vocabulary size is >= 256, got {transition}")
+        if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
+            raise ValueError(f"SuperBPE max_words must be an int >= 1, got {max_words!r}")
+        if not isinstance(stage2_pattern, str):
+            raise TypeError(f"SuperBPE stage2_pattern must be a str, got {stage2_pattern!r}")
+        self.transition = transition
+        self.max_words = max_words
+        self.stage2_pattern = stage2_pattern
+        self._shape: dict[int, tuple[int, bool, bool]] = {}
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "transition": self.transition,
+            "max_words": self.max_words,
+            "stage2_pattern": self.stage2_pattern,
+        }
+
+    def stage1_size(self, first: int, vocab_size: int) -> int:
+        """The vocabulary size at the switch, for a run from ``first`` tokens (bytes and
+        special tokens) to ``vocab_size``."""
+        if isinstance(self.transition, int):
+            if not first <= self.transition <= vocab_size:
+                raise ValueError(
+                    f"the SuperBPE transition {self.transition} must lie between {first} and "
+                    f"the vocabulary size {vocab_size}"
+                )
+            return self.transition
+        return first + round((vocab_size - first) * self.transition)
+
+    def begin(self, loop: Loop) -> None:
+        self._shape = {}
+
+    def eligible(self, vocab: Vocab, left: int, right: int) -> bool:
+        # words(l + r) = words(l) + words(r), less one when a word runs across the join;
+        # each token's (words, starts in a word, ends in a word) is computed once.
+        wl, _, end = self._words(vocab, left)
+        wr, start, _ = self._words(vocab, right)
+        return wl + wr - (end and start) <= self.max_words
+
+    def _words(self, vocab: Vocab, token: int) -> tuple[int, bool, bool]:
+        shape = self._shape.get(token)
+        if shape is None:
+            raw = vocab.token_bytes(token)
+            shape = self._shape[token] = (
+                count_words(raw),
+                not raw[:1].isspace(),
+                not raw[-1:].isspace(),
+            )
+        return shape
+
+
+_VARIANTS: dict[str, type[Variant]] = {"picky": Picky, "scaffold": Scaffold, "superbpe": SuperBPE}
+
+
+def variant_names() -> list[str]:
+    """The names :func:`get_variant` knows."""
+    return sorted(_VARIANTS)
+
+
+def get_variant(spec: Variant | str | Mapping[str, Any]) -> Variant:
+    """A variant from an instance, a name (``"picky"``) or a describe-dict
+    (``{"name": "picky", "threshold": 0.6}``).
+
+    >>> get_variant({"name": "picky", "threshold": 0.6})
+    Picky(threshold=0.6)
+    """
+    if isinstance(spec, Variant):
+        return spec
+    if isinstance(spec, str):
+        name, options = spec, {}
+    elif isinstance(spec, Mapping):
+        options = dict(spec)
+        name = options.pop("name", None)
+        if not isinstance(name, str):
+            raise ValueError(f"a variant dict needs a 'name' string, got {spec!r}")
+    else:
+        raise TypeError(f"variant must be a Variant, a name or a dict, got {spec!r}")
+    cls = _VARIANTS.get(name)
+    if cls is None:
+        raise ValueError(f"unknown variant {name!r}: choose one of {', '.join(variant_names())}")
+    try:
+        return cls(**options)
+    except TypeError:
+        raise ValueError(
+            f"variant {name!r} does not take options {sorted(options)}; "
+            f"it takes {sorted(cls().options())}"
+        ) from None
