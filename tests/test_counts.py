@@ -503,7 +503,7 @@ parts_st = st.lists(
 
 
 @given(parts_st, st.integers(130, 2000))
-@settings(max_examples=examples(ci=200, local=25), deadline=None)
+@settings(max_examples=examples(ci=80, local=20), deadline=None)
 def test_spilling_gives_the_unbounded_table_and_file(
     parts: list[dict[str, int]], budget: int
 ) -> None:
