@@ -64,10 +64,10 @@ def job(config: str, paths: list[Path], out: Path) -> dict[str, object]:
         n = 1 if "1 worker" in config else 2
         started = time.perf_counter()
         with (
-            LocalCluster(
+            LocalCluster(  # type: ignore[no-untyped-call, unused-ignore]
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
             ) as cluster,
-            Client(cluster) as client,
+            Client(cluster) as client,  # type: ignore[no-untyped-call, unused-ignore]
         ):
             report["startup"] = time.perf_counter() - started
             t = time.perf_counter()
