@@ -337,14 +337,17 @@ def cmd_count(args: argparse.Namespace) -> int:
             options["executor"] = client
             options["workers"] = None
         files = [p.resolve() for p in _expand(args.inputs)] if client else _expand(args.inputs)
+        data: Any = files
         try:
             if args.resume is not None:
                 folder = Path(args.resume)
                 folder.mkdir(parents=True, exist_ok=True)
                 options["resume_dir"] = folder
                 options["on_file"] = None if args.quiet else _FileProgress(files)
+            elif client is None and not args.quiet and len(files) > 1:
+                data = _reporting(files, _FileProgress(files))
             if not args.add:
-                pieces, total = count_to_file(files, output, overwrite=args.force, **options)
+                pieces, total = count_to_file(data, output, overwrite=args.force, **options)
             else:
                 parts = [count(files, **options)] if files else []
                 parts.append(_load_counts(args.add))
@@ -366,8 +369,21 @@ def cmd_count(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _reporting(files: Sequence[Path], progress: _FileProgress) -> Iterator[Path]:
+    """``files``, calling ``progress`` for each one as the next is asked for (when it
+    has been read: its last batch may still be counting)."""
+    previous: Path | None = None
+    for f in files:
+        if previous is not None:
+            progress(previous, previous.stat().st_size, False)
+        yield f
+        previous = f
+    if previous is not None:
+        progress(previous, previous.stat().st_size, False)
+
+
 class _FileProgress:
-    """Progress of a resumable count on stderr: files and bytes done, rate, time left
+    """Progress of a count across files on stderr: files and bytes done, rate, time left
     (a line at most every two seconds, and one at the end)."""
 
     def __init__(self, files: Sequence[Path]) -> None:
@@ -955,7 +971,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="make the count resumable: each file's counts are kept in DIR as soon as it is "
         "counted, and running the same command again skips the files done (the parts are "
-        "deleted once the output is written); prints progress across files",
+        "deleted once the output is written)",
     )
     c.add_argument(
         "--min-count",

@@ -9,6 +9,7 @@ import hashlib
 import json
 import lzma
 import os
+import re
 import struct
 import tempfile
 import zlib
@@ -664,3 +665,19 @@ def test_one_batch_of_text_starts_no_process(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(bpeds.training, "BATCH_CHARS", 10_000)
     with pytest.raises(AssertionError, match="process pool"):
         count(UNITS, workers=2)
+
+
+def test_the_count_command_reports_progress_across_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = []
+    for i in range(3):
+        path = tmp_path / f"f{i}.txt"
+        path.write_text(UNITS[i], encoding="utf-8")
+        names.append(str(path))
+    assert main(["count", *names, "-o", str(tmp_path / "o.counts")]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"3/3 files, [\d.]+ of [\d.]+ MB, [\d.]+ MB/s, about \d+ s left", err)
+    assert Counts.load(tmp_path / "o.counts") == count([Path(n) for n in names])
+    assert main(["count", *names, "-o", str(tmp_path / "q.counts"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
