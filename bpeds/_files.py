@@ -11,7 +11,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["check_targets", "write_files"]
+__all__ = ["check_targets", "write_files", "write_stream"]
 
 _OPEN_FLAGS = (
     os.O_WRONLY
@@ -114,3 +114,32 @@ def _link_no_clobber(tmp: Path, target: Path) -> None:
                 f"{target} already exists; pass overwrite=True to replace it"
             ) from None
         os.replace(tmp, target)
+
+
+def write_stream(path: str | os.PathLike[str], chunks: Iterable[bytes], *, overwrite: bool) -> Path:
+    """Write the concatenation of ``chunks`` to ``path`` atomically, as :func:`write_files`.
+
+    The chunks are written as they come (the whole content is never held in
+    memory); the file appears at ``path`` only once all of it is written and
+    synced. An exception from ``chunks`` leaves nothing behind and ``path``
+    untouched. Same checks and errors as :func:`write_files`. O(bytes).
+    """
+    p = Path(path)
+    check_targets([p], overwrite=overwrite)
+    keep = stat.S_IMODE(p.stat().st_mode) if overwrite and p.exists() else None
+    fd, tmp = _create_temp(p, 0o666 if keep is None else 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        if keep is not None:
+            os.chmod(tmp, keep)
+        if overwrite:
+            os.replace(tmp, p)
+        else:
+            _link_no_clobber(tmp, p)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return p

@@ -7,7 +7,9 @@ each unit separately (it never matches across two units):
 - each ``str`` item of an iterable is one unit (so feeding a file line by line
   gives other pieces than feeding it whole: GPT-2's ``\\s+(?!\\S)`` leaves the
   last space of a run to the next word only when that word is in the same unit);
-- each file (an ``os.PathLike``, alone or in an iterable) is one unit.
+- each file (an ``os.PathLike``, alone or in an iterable) is one unit; a file
+  named ``.gz``, ``.bz2``, ``.xz`` or ``.zst`` is decompressed (:func:`open_binary`),
+  and each row of a ``.parquet`` file's text column is one unit (:func:`parquet_texts`).
 
 (:func:`bpeds.train` also takes a mapping ``{group name: data}``, each value
 one of the above; this module reads one group's data at a time.)
@@ -64,10 +66,13 @@ a byte-order mark is a character (U+FEFF).
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
+import lzma
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Literal
+from typing import IO, Literal
 
 import regex
 
@@ -77,12 +82,16 @@ from bpeds.special import special_token_regex
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
+    "PARQUET_COLUMNS",
     "Errors",
     "InvalidTextError",
     "check_data",
     "check_errors",
     "iter_segments",
     "iter_units",
+    "is_parquet",
+    "open_binary",
+    "parquet_texts",
     "read_text_blocks",
 ]
 
@@ -196,7 +205,7 @@ def read_text_blocks(
     errors = check_errors(errors)
     decoder = codecs.getincrementaldecoder("utf-8")(errors)
     offset = 0
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         while True:
             data = f.read(block_size)
             final = not data
@@ -217,6 +226,38 @@ def read_text_blocks(
                 yield text
             if final:
                 return
+
+
+#: File name endings read through a decompressor (``.zst`` needs the ``zstandard`` package).
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+
+
+def open_binary(path: os.PathLike[str] | str) -> IO[bytes]:
+    """Open ``path`` for reading bytes, decompressing ``.gz``, ``.bz2``, ``.xz`` and ``.zst``.
+
+    The name decides (not the contents). ``.zst`` without the ``zstandard``
+    package raises ``ImportError`` saying what to install. Byte offsets in
+    errors are then offsets in the decompressed text.
+    """
+    name = os.fspath(path).lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if name.endswith(".zst"):
+        try:
+            import zstandard  # type: ignore[import-not-found, unused-ignore]
+        except ImportError:
+            raise ImportError(
+                f"{os.fspath(path)} is zstd-compressed: pip install 'bpeds[zstd]' (or "
+                "zstandard) to read it"
+            ) from None
+        raw = open(path, "rb")  # noqa: SIM115 - handed to the stream reader, which closes it
+        decompressor = zstandard.ZstdDecompressor()
+        return decompressor.stream_reader(raw, closefd=True)  # type: ignore[no-any-return, return-value, unused-ignore]
+    return open(path, "rb")
 
 
 def _check_str(text: str, index: int, errors: Errors) -> str:
@@ -335,14 +376,76 @@ def iter_segments(
     specials = _Specials(texts) if texts else None
     cut = pattern is not None
     for index, unit in enumerate(iter_units(data)):
+        if not isinstance(unit, str) and is_parquet(unit):
+            for row in parquet_texts(unit):  # each row its own unit
+                for piece in _unit_segments(
+                    _str_blocks(row, block_size), specials, cut, block_size
+                ):
+                    if piece:
+                        yield piece
+            continue
         if isinstance(unit, str):
-            text = _check_str(unit, index, errors)
-            if len(text) <= block_size:
-                blocks: Iterator[str] = iter((text,))
-            else:
-                blocks = (text[i : i + block_size] for i in range(0, len(text), block_size))
+            blocks = _str_blocks(_check_str(unit, index, errors), block_size)
         else:
             blocks = read_text_blocks(unit, errors=errors, block_size=block_size)
         for piece in _unit_segments(blocks, specials, cut, block_size):
             if piece:
                 yield piece
+
+
+def _str_blocks(text: str, block_size: int) -> Iterator[str]:
+    if len(text) <= block_size:
+        return iter((text,))
+    return (text[i : i + block_size] for i in range(0, len(text), block_size))
+
+
+#: The text columns read from a Parquet file, the first one present: ``text`` (most text
+#: datasets) or ``content`` (most code datasets).
+PARQUET_COLUMNS = ("text", "content")
+
+
+def is_parquet(path: os.PathLike[str] | str) -> bool:
+    """Whether ``path`` is read as a Parquet file (its name ends in ``.parquet``)."""
+    return os.fspath(path).lower().endswith(".parquet")
+
+
+def parquet_texts(path: os.PathLike[str] | str) -> Iterator[str]:
+    """The rows of a Parquet file's text column (:data:`PARQUET_COLUMNS`), a batch at a time.
+
+    Each row is one unit of training text; null rows are skipped. Needs
+    ``pyarrow`` (``ImportError`` saying what to install). A file without such
+    a column, or whose column does not hold strings, raises ``ValueError``
+    naming the file and its columns; text that is not valid UTF-8 raises
+    :class:`InvalidTextError` naming the file. Memory: one batch of rows.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(
+            f"{os.fspath(path)} is a Parquet file: pip install 'bpeds[parquet]' (or pyarrow) "
+            "to read it"
+        ) from None
+    name = os.fspath(path)
+    try:
+        pf = pq.ParquetFile(name)
+    except pa.ArrowException as exc:
+        raise ValueError(f"{name}: not a readable Parquet file: {exc}") from None
+    schema = pf.schema_arrow
+    columns = [c for c in PARQUET_COLUMNS if c in schema.names]
+    if not columns:
+        raise ValueError(
+            f"{name}: no text column: bpeds reads the column {' or '.join(PARQUET_COLUMNS)}, "
+            f"the file has {schema.names}"
+        )
+    column = columns[0]
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise ValueError(f"{name}: column {column!r} holds {kind}, not strings")
+    try:
+        for batch in pf.iter_batches(batch_size=1024, columns=[column]):
+            for row in batch.column(0).to_pylist():
+                if row:
+                    yield row
+    except pa.ArrowInvalid as exc:
+        raise InvalidTextError(f"{name}: {exc}", name, 0) from None

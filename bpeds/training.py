@@ -16,10 +16,10 @@ their group, which per-group scores (``needs_groups``, such as
 ``GroupFrequency``) read. Such a score refuses data of one group, which would
 make it do plain frequency's work at several times its cost.
 
-``workers > 1`` splits and counts batches of text in processes and merges the
-per-batch counts in batch order, so the types' first-appearance order (which
-the ``leftmost`` tie rule reads) and hence the merges are the same as with
-``workers=1``.
+``workers > 1`` (by default, the cores available) splits and counts batches of text
+in processes and merges the per-batch counts in batch order, so the types'
+first-appearance order (which the ``leftmost`` tie rule reads) and hence the
+merges are the same as with ``workers=1``.
 
 Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
 """
@@ -27,19 +27,33 @@ Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding.
 from __future__ import annotations
 
 import enum
+import hashlib
+import itertools
+import json
 import os
+import sys
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
+from bpeds._files import check_targets
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
+from bpeds.counts import Counts, SpillCounter
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.encoder import bpe
-from bpeds.io import DEFAULT_BLOCK_SIZE, InvalidTextError, check_data, check_errors, iter_segments
+from bpeds.io import (
+    DEFAULT_BLOCK_SIZE,
+    InvalidTextError,
+    check_data,
+    check_errors,
+    iter_segments,
+    iter_units,
+)
 from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
@@ -50,7 +64,7 @@ from bpeds.tokenizer import Tokenizer
 from bpeds.variants import Variant, get_variant
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
-__all__ = ["PRESETS", "count_pieces", "train"]
+__all__ = ["PRESETS", "available_cores", "count", "count_pieces", "count_to_file", "train"]
 
 #: What each preset sets. An argument not given takes the preset's value; an
 #: argument given a different value is an error (even the usual default's).
@@ -172,23 +186,523 @@ def count_pieces(
             for k, v in result.items():
                 merged[k] = get(k, 0) + v
 
-    batches = _batches(texts, batch_chars)
-    if workers == 1:
-        for b in batches:
-            fold(_count_batch(b, pattern, sequence))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            window: deque[Future[Any]] = deque()
-            for b in batches:
-                window.append(ex.submit(_count_batch, b, pattern, sequence))
-                if len(window) >= 2 * workers:
-                    fold(window.popleft().result())
-            while window:
-                fold(window.popleft().result())
+    for result in _batch_results(texts, pattern, sequence, workers, batch_chars):
+        fold(result)
     if sequence:
         return ordered
     merged.pop("", None)
     return merged
+
+
+def available_cores() -> int:
+    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota
+    (a container's ``--cpus``), at least 1.
+
+    >>> available_cores() >= 1
+    True
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        cores = min(cores, quota)
+    return max(1, cores)
+
+
+def _cgroup_quota() -> int | None:
+    """``ceil(quota / period)`` of the cgroup v2 (``cpu.max``) or v1 CPU quota, if any."""
+    root = Path("/sys/fs/cgroup")
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else max(1, -(-int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    try:
+        q = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        p = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return max(1, -(-q // p)) if q > 0 and p > 0 else None
+
+
+def _check_workers(workers: object) -> int:
+    """``workers=None``: :func:`available_cores`; else an int >= 1."""
+    return available_cores() if workers is None else _check_int(workers, "workers", 1)
+
+
+def _batch_results(
+    texts: Iterable[str], pattern: str | None, sequence: bool, workers: int, batch_chars: int
+) -> Iterator[Any]:
+    """:func:`_count_batch` of each batch of ``texts``, in batch order (in ``workers``
+    processes, at most ``2 * workers`` batches in flight). Processes are started only
+    when there is a second batch: text of one batch is counted here."""
+    batches = _batches(texts, batch_chars)
+    first = next(batches, None)
+    second = next(batches, None) if first is not None else None
+    if workers == 1 or second is None:
+        for b in (first, second):
+            if b is not None:
+                yield _count_batch(b, pattern, sequence)
+        for b in batches:
+            yield _count_batch(b, pattern, sequence)
+        return
+    assert first is not None
+    batches = itertools.chain((first, second), batches)
+    with ProcessPoolExecutor(max_workers=workers) as ex:
+        window: deque[Future[Any]] = deque()
+        for b in batches:
+            window.append(ex.submit(_count_batch, b, pattern, sequence))
+            if len(window) >= 2 * workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+
+# -- counts as an artefact: bpeds.count, locally, on an Executor or on Dask -------------------
+
+#: Partial counts added by one task of a tree reduction on a Dask cluster.
+TREE_FANIN = 4
+
+Task = tuple[Callable[..., Counts], tuple[Any, ...]]
+
+
+def _counts_of(segments: Iterable[str], source: str | None, specials: tuple[str, ...]) -> Counts:
+    pieces = count_pieces(segments, source)
+    assert isinstance(pieces, dict)
+    return Counts._trusted(pieces, source, specials)
+
+
+def _count_file(
+    path: os.PathLike[str],
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+) -> Counts:
+    """The counts of one file (a task: runs where the executor puts it, reads the file there)."""
+    segments = iter_segments(
+        path,
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    return _counts_of(segments, source, specials)
+
+
+def _count_texts(
+    texts: list[str],
+    first: int,
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+) -> Counts:
+    """The counts of consecutive ``str`` units, the first of them item ``first`` of the data."""
+    segments = iter_segments(
+        texts,
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    try:
+        return _counts_of(segments, source, specials)
+    except InvalidTextError as exc:
+        if not isinstance(exc.source, int) or not first:
+            raise
+        index = exc.source + first
+        message = str(exc).replace(f"item {exc.source} ", f"item {index} ", 1)
+        raise InvalidTextError(message, index, exc.offset) from None
+
+
+def _count_partition(
+    items: Iterable[object],
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+) -> Counts:
+    """The counts of one partition of a ``dask.bag`` (texts and paths, one unit each)."""
+    segments = iter_segments(
+        list(items),
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    return _counts_of(segments, source, specials)
+
+
+def _tasks(
+    data: object, source: str | None, specials: tuple[str, ...], errors: str, block_size: int
+) -> Iterator[Task]:
+    """One task per file, one per run of consecutive ``str`` units of about ``BATCH_CHARS``."""
+    texts: list[str] = []
+    first = chars = 0
+    for index, unit in enumerate(iter_units(data)):
+        if isinstance(unit, str):
+            if texts and chars + len(unit) > BATCH_CHARS:
+                yield _count_texts, (texts, first, source, specials, errors, block_size)
+                texts, chars = [], 0
+            if not texts:
+                first = index
+            texts.append(unit)
+            chars += len(unit)
+            continue
+        if texts:
+            yield _count_texts, (texts, first, source, specials, errors, block_size)
+            texts, chars = [], 0
+        yield _count_file, (unit, source, specials, errors, block_size)
+    if texts:
+        yield _count_texts, (texts, first, source, specials, errors, block_size)
+
+
+def _is_dask_client(executor: object) -> bool:
+    kind = type(executor)
+    return kind.__module__.split(".")[0] == "distributed" and kind.__name__ == "Client"
+
+
+def _is_dask_bag(data: object) -> bool:
+    kind = type(data)
+    return kind.__module__.startswith("dask.bag") and kind.__name__ == "Bag"
+
+
+def _on_executor(executor: Executor, tasks: Iterator[Task], sink: SpillCounter) -> None:
+    """Run the tasks on ``executor``, a bounded window at a time, adding results in order."""
+    width = getattr(executor, "_max_workers", None)
+    window_size = 2 * width if isinstance(width, int) and width > 0 else 32
+    window: deque[Future[Counts]] = deque()
+    try:
+        for fn, args in tasks:
+            window.append(executor.submit(fn, *args))
+            if len(window) >= window_size:
+                sink.add(window.popleft().result()._pieces)
+        while window:
+            sink.add(window.popleft().result()._pieces)
+    finally:
+        for f in window:
+            f.cancel()
+
+
+class _Plan:
+    """The checked arguments of :func:`count` and :func:`count_to_file`."""
+
+    def __init__(
+        self,
+        data: object,
+        pattern: str | None,
+        special_tokens: Iterable[str],
+        workers: int | None,
+        executor: object,
+        errors: str,
+        block_size: int,
+        max_memory: int | None,
+        min_count: int,
+    ) -> None:
+        self.source, _ = resolve_pattern(pattern)
+        self.specials = tuple(check_special_texts(_special_list(special_tokens)))
+        self.workers = 1 if executor is not None and workers is None else _check_workers(workers)
+        self.errors = check_errors(errors)
+        self.block_size = _check_int(block_size, "block_size", 1)
+        self.min_count = _check_int(min_count, "min_count", 1)
+        self.max_memory = None if max_memory is None else _check_int(max_memory, "max_memory", 1)
+        if executor is not None and workers not in (None, 1):
+            raise ValueError("give either workers= (local processes) or executor=, not both")
+        if executor is not None and not (
+            isinstance(executor, Executor) or _is_dask_client(executor)
+        ):
+            raise TypeError(
+                "executor must be a concurrent.futures.Executor or a distributed.Client, got "
+                f"{type(executor).__name__}"
+            )
+        self.executor = executor
+        self.bag = _is_dask_bag(data)
+        if self.bag:
+            if executor is not None and not _is_dask_client(executor):
+                raise TypeError(
+                    "a dask.bag is computed by Dask: give a distributed.Client as executor, or none"
+                )
+            if max_memory is not None:
+                raise ValueError(
+                    "a dask.bag is added up by Dask's own reduction, which max_memory cannot "
+                    "bound: give the files or texts instead"
+                )
+        else:
+            if isinstance(data, Mapping):
+                raise TypeError(
+                    "count takes one group's data; count each group on its own and train on "
+                    "{group name: counts}"
+                )
+            check_data(data)
+        self.data = data
+
+    def empty(self) -> Counts:
+        return Counts._trusted({}, self.source, self.specials)
+
+    def feed(self, sink: SpillCounter) -> None:
+        """Count the data into ``sink``, in order, where the arguments say."""
+        if self.executor is None:
+            # Under a budget, the text read at a time and a batch's own tables (up to ~15
+            # bytes per character of text without repeats, twice) are kept to a small share.
+            size = BATCH_CHARS if self.max_memory is None else self.max_memory // 64
+            size = max(1 << 16, min(BATCH_CHARS, size))
+            segments = iter_segments(
+                self.data,
+                pattern=self.source,
+                special_tokens=self.specials,
+                errors=self.errors,
+                block_size=self.block_size
+                if self.max_memory is None
+                else min(self.block_size, size),
+            )
+            for part in _batch_results(segments, self.source, False, self.workers, size):
+                sink.add(part)
+            return
+        tasks = _tasks(self.data, self.source, self.specials, self.errors, self.block_size)
+        executor: Any = self.executor
+        _on_executor(
+            executor.get_executor() if _is_dask_client(executor) else executor, tasks, sink
+        )
+
+
+def count(
+    data: object,
+    *,
+    pattern: str | None = "gpt4",
+    special_tokens: Iterable[str] = (),
+    workers: int | None = None,
+    executor: object = None,
+    errors: str = "strict",
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    max_memory: int | None = None,
+    min_count: int = 1,
+    spill_dir: str | os.PathLike[str] | None = None,
+) -> Counts:
+    """Count the pieces of ``data`` as :func:`train` does, and return them as :class:`Counts`.
+
+    >>> c = count(["low lower", "lowest"], pattern="gpt2")
+    >>> list(c.items())
+    [('low', 1), (' lower', 1), ('lowest', 1)]
+    >>> tok = train(c, 259)
+    >>> [tok.token_bytes(i) for i in range(256, 259)]
+    [b'lo', b'low', b'lowe']
+
+    ``train(count(data, ...), vocab_size, ...)`` gives exactly the merges of
+    ``train(data, vocab_size, ...)`` (type mode), and the counts can be
+    saved (:meth:`Counts.save`), loaded and added (``a + b``: counting
+    ``a``'s data then ``b``'s) in between.
+
+    ``data``: as for :func:`train` (a ``str``, a path, or an iterable of
+    them; a mapping of groups is refused: count each group, then train on
+    ``{name: counts}``), or a ``dask.bag.Bag`` of texts and paths (one unit
+    each; counted partition by partition, reduced in a tree by Dask).
+    ``pattern``, ``special_tokens`` (the texts cut out), ``errors``,
+    ``block_size``: as for :func:`train`. Files named ``.gz``, ``.bz2``,
+    ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed;
+    each row of a ``.parquet`` file's ``text`` (else ``content``) column is
+    a unit (with ``pyarrow``; see :func:`bpeds.io.parquet_texts`).
+
+    Where the work runs: ``workers=N`` splits and counts in ``N`` local
+    processes (the parent reads the files; default: the cores available, as
+    for :func:`train`). ``executor``: any
+    ``concurrent.futures.Executor`` (a process pool, Dask's
+    ``client.get_executor()``) or a ``distributed.Client``; each file is one
+    task and is read where the task runs (so the path must be readable
+    there), and runs of ``str`` items are sent as tasks of about a million
+    characters. On an ``Executor`` the partial counts come back in order and
+    are added here, a bounded window of tasks in flight; on a ``Client``
+    they are added on the cluster, ``TREE_FANIN`` at a time in a tree, so
+    that only the final counts come back (with ``max_memory``, a ``Client``
+    is used as its executor instead, so that the budget holds here). Give
+    ``workers`` or ``executor``, not both. The result is the same in every
+    case, order of first appearance included.
+
+    ``max_memory`` (bytes): the table being counted is kept under this
+    budget by spilling sorted runs to disk (in ``spill_dir``, default the
+    system's temporary directory) and merging them exactly at the end (see
+    :class:`~bpeds.counts.SpillCounter`); the returned counts are then built
+    in memory, so to bound memory end to end write them with
+    :func:`count_to_file`. ``min_count``: leave out pieces counted fewer
+    times in all (their exact totals are added first). This is the one
+    approximation offered: training on such counts never sees the pairs
+    inside the dropped pieces, so merges whose counts those pairs made up
+    can change order or disappear; the default keeps every piece.
+
+    Errors: as :func:`train` (checked before any data is read); an error in
+    a task (an unreadable file, invalid UTF-8) is raised here, as it would be
+    locally, naming the file.
+
+    Complexity: O(total text) work; memory here O(distinct pieces), or about
+    ``max_memory`` while counting.
+    """
+    plan = _Plan(
+        data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
+    )
+    if plan.bag:
+        from bpeds import _dask
+
+        options = (plan.source, plan.specials, plan.errors, plan.block_size)
+        got = _dask.count_bag(data, _count_partition, options, executor, TREE_FANIN)
+        return _at_least(got or plan.empty(), plan.min_count)
+    _warn_if_path_like_text(data)
+    if _is_dask_client(executor) and max_memory is None:
+        from bpeds import _dask
+
+        tasks = _tasks(data, plan.source, plan.specials, plan.errors, plan.block_size)
+        got = _dask.count_on_client(executor, tasks, TREE_FANIN)
+        return _at_least(got or plan.empty(), plan.min_count)
+    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+        plan.feed(sink)
+        return sink.counts(plan.source, plan.specials, plan.min_count)
+
+
+def count_to_file(
+    data: object,
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    pattern: str | None = "gpt4",
+    special_tokens: Iterable[str] = (),
+    workers: int | None = None,
+    executor: object = None,
+    errors: str = "strict",
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    max_memory: int | None = None,
+    min_count: int = 1,
+    spill_dir: str | os.PathLike[str] | None = None,
+    resume_dir: str | os.PathLike[str] | None = None,
+    on_file: OnFile | None = None,
+) -> tuple[int, int]:
+    """Count ``data`` as :func:`count` does and write the counts file at ``path``.
+
+    With ``max_memory`` the whole table is never held: counting spills
+    sorted runs, and writing merges them and sorts them back into order of
+    first appearance on disk (see :meth:`~bpeds.counts.SpillCounter.save`).
+    The file is what ``count(data, ...).save(path)`` writes. ``path`` is
+    checked first (``FileExistsError`` unless ``overwrite``; a missing
+    directory ``FileNotFoundError``). A ``dask.bag`` is refused here (its
+    reduction returns one table). Returns ``(distinct pieces, total)``.
+
+    ``resume_dir`` (an existing directory) makes a long count resumable: each
+    file's counts are saved there as a part file as soon as it is counted,
+    named by a digest of the file's resolved path, size and modification
+    time and of the pattern, special tokens and ``errors``; a run that finds
+    a file's part skips the file. Interrupted, the same call again counts
+    only the files not done yet. The parts are added in the files' order
+    (so the result is the same) and deleted once the output is written.
+    ``data`` must then be paths only. ``on_file(path, size, skipped)`` is
+    called as each file is done (for progress).
+    """
+    plan = _Plan(
+        data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
+    )
+    if plan.bag:
+        raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
+    check_targets([path], overwrite=overwrite)
+    _warn_if_path_like_text(data)
+    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+        if resume_dir is None:
+            plan.feed(sink)
+        else:
+            parts = _resumable(plan, Path(resume_dir), on_file)
+            for part in parts:
+                sink.add(Counts.load(part)._pieces)
+        written = sink.save(
+            path, plan.source, plan.specials, overwrite=overwrite, min_count=plan.min_count
+        )
+    if resume_dir is not None:
+        for part in parts:
+            part.unlink(missing_ok=True)
+    return written
+
+
+#: Called by :func:`count_to_file` with ``resume_dir`` as each file is counted:
+#: ``(path, bytes of the file, whether it was counted before and skipped)``.
+OnFile = Callable[[Path, int, bool], None]
+
+
+def _part_name(path: Path, plan: _Plan) -> str:
+    """The part file of ``path`` in a resume directory: a digest of the file's identity
+    (resolved path, size, modification time) and of how it is counted."""
+    st = path.stat()
+    key = json.dumps(
+        [str(path.resolve()), st.st_size, st.st_mtime_ns, plan.source, plan.specials, plan.errors]
+    )
+    return "part-" + hashlib.sha256(key.encode()).hexdigest()[:32] + ".counts"
+
+
+def _resumable(plan: _Plan, folder: Path, on_file: OnFile | None) -> list[Path]:
+    """Count each file of ``plan`` into its own part file in ``folder``, skipping files
+    whose part is there; the part files in the files' order."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"resume directory {folder} does not exist: create it first")
+    files: list[Path] = []
+    for unit in iter_units(plan.data):
+        if isinstance(unit, str):
+            raise TypeError("resume_dir counts files one by one: give paths only, not texts")
+        files.append(Path(unit))
+    parts = [folder / _part_name(f, plan) for f in files]
+
+    def done(f: Path, part: Path, counts: Counts | None) -> None:
+        if counts is not None:
+            counts.save(part, overwrite=True)
+        if on_file is not None:
+            on_file(f, f.stat().st_size, counts is None)
+
+    todo = []
+    for f, part in zip(files, parts, strict=True):
+        if part.exists():
+            done(f, part, None)
+        else:
+            todo.append((f, part))
+    args = (plan.source, plan.specials, plan.errors, plan.block_size)
+    if plan.executor is None:
+        for f, part in todo:
+            if plan.workers == 1:
+                counts = _count_file(f, *args)
+            else:
+                segments = iter_segments(
+                    f,
+                    pattern=plan.source,
+                    special_tokens=plan.specials,
+                    errors=plan.errors,
+                    block_size=plan.block_size,
+                )
+                pieces = count_pieces(segments, plan.source, workers=plan.workers)
+                assert isinstance(pieces, dict)
+                counts = Counts._trusted(pieces, plan.source, plan.specials)
+            done(f, part, counts)
+        return parts
+    executor: Any = plan.executor
+    if _is_dask_client(executor):
+        executor = executor.get_executor()
+    futures = {executor.submit(_count_file, f, *args): (f, part) for f, part in todo}
+    try:
+        for future in as_completed(futures):
+            f, part = futures[future]
+            done(f, part, future.result())
+    finally:
+        for future in futures:
+            future.cancel()
+    return parts
+
+
+def _at_least(c: Counts, min_count: int) -> Counts:
+    if min_count == 1:
+        return c
+    kept = {p: n for p, n in c.items() if n >= min_count}
+    return Counts._trusted(kept, c.pattern, c.special_tokens)
+
+
+def _special_list(special_tokens: Iterable[str]) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of texts, not a str")
+    if isinstance(special_tokens, Mapping):
+        return list(special_tokens.keys())
+    return list(special_tokens)
 
 
 # -- argument handling ------------------------------------------------------------------------
@@ -303,7 +817,7 @@ def train(
     representation: str | _Default = _Default.REPRESENTATION,
     counting: str = "overlapping",
     multiset: MultisetFactory | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     progress: bool | Progress | None = None,
     preset: str | None = None,
     errors: str = "strict",
@@ -336,6 +850,13 @@ def train(
 
     (after ``he``, English is compressed better than German, so
     ``group_frequency`` serves German next; frequency takes ``the``.)
+
+    ``data`` may also be a :class:`~bpeds.counts.Counts` (see :func:`count`),
+    or a mapping of groups to counts: the same merges as training on the
+    text they were counted from, without reading it (type mode only). The
+    counts' pattern and special tokens are used: a ``pattern`` or ``preset``
+    that splits otherwise, or ``special_tokens`` naming other texts, raise
+    ``ValueError`` (``special_tokens`` may give their ids as a dict).
 
     A score with ``needs_groups`` (``"group_frequency"``) given data that is
     not such a mapping, or a mapping of fewer than two groups, raises
@@ -382,8 +903,12 @@ def train(
     unless a new merge needs the id (then they move after the new merges, with a
     warning); new special tokens (a list) come last. Type representation only.
     ``workers``: processes for splitting and counting (the merges do not
-    depend on it). ``progress``: see :func:`bpeds.progress.resolve_progress`
-    (the bar counts merges). ``preset``: ``"minbpe-basic"``,
+    depend on it); default ``None``: the cores available to this process
+    (:func:`available_cores`: its CPU affinity and container quota), with
+    processes started only for data of more than one batch (about a
+    million characters); ``workers=1`` never starts processes.
+    ``progress``: see :func:`bpeds.progress.resolve_progress` (the bar
+    counts merges). ``preset``: ``"minbpe-basic"``,
     ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`): it sets
     ``pattern``, ``tie`` and ``representation``; passing one of them with
     another value (even the usual default, such as ``pattern="gpt4"`` with
@@ -399,9 +924,19 @@ def train(
 
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
     """
+    counted = _counts_in(data)
+    if counted is not None:
+        pattern, special_tokens = _counts_options(
+            counted, pattern, special_tokens, representation, preset
+        )
     if variant is not None and not _stage2:
         switching = get_variant(variant)
         if switching.switches:
+            if counted is not None:
+                raise ValueError(
+                    f"variant {switching.name!r} splits the text a second time with another "
+                    "pattern, which counts cannot give: train it on the text"
+                )
             return _train_switching(
                 switching,
                 data,
@@ -441,7 +976,7 @@ def train(
     min_frequency = _check_int(min_frequency, "min_frequency", 1)
     if max_token_length is not None:
         max_token_length = _check_int(max_token_length, "max_token_length", 2)
-    workers = _check_int(workers, "workers", 1)
+    workers = _check_workers(workers)
     errors = check_errors(errors)
     score_obj = get_score(score)
     variant_obj = None if variant is None else get_variant(variant)
@@ -486,6 +1021,8 @@ def train(
     sequence = representation == "sequence"
 
     def pieces_of(part: object, group: str | None = None) -> dict[str, int] | list[str]:
+        if isinstance(part, Counts):
+            return part._pieces  # read, not changed, by the corpus
         segments = iter_segments(
             part, pattern=source, special_tokens=texts, errors=errors, block_size=block_size
         )
@@ -732,6 +1269,85 @@ def _continued_specials(base: Tokenizer, num_merges: int, texts: list[str]) -> d
             stacklevel=3,
         )
     return kept
+
+
+def _counts_in(data: object) -> Counts | None:
+    """The first :class:`Counts` of ``data`` (itself, or a mapping's values), else None.
+
+    A mapping must hold counts for every group or for none; all must have
+    been split alike (``ValueError`` otherwise).
+    """
+    if isinstance(data, Counts):
+        return data
+    if not isinstance(data, Mapping):
+        return None
+    found = [isinstance(v, Counts) for v in data.values()]
+    if not any(found):
+        return None
+    if not all(found):
+        raise TypeError(
+            "a mapping of groups must give counts for every group or for none (count the "
+            "other groups with bpeds.count)"
+        )
+    parts = list(data.values())
+    for other in parts[1:]:
+        parts[0].compatible(other)
+    first: Counts = parts[0]
+    return first
+
+
+def _counts_options(
+    counted: Counts,
+    pattern: object,
+    special_tokens: Iterable[str] | Mapping[str, int],
+    representation: object,
+    preset: str | None,
+) -> tuple[str | None, Iterable[str] | Mapping[str, int]]:
+    """The pattern and special tokens to train ``counted`` with, checked against how it
+    was counted; a sequence representation is refused (counts keep no order)."""
+    made = counted.pattern
+    if isinstance(pattern, _Default):
+        if preset in PRESETS:
+            want = resolve_pattern(PRESETS[preset]["pattern"])[0]
+            if want != made:
+                raise ValueError(
+                    f"preset {preset!r} splits with pattern {_label(want)}, but the counts "
+                    f"were made with {_label(made)}: count with the preset's pattern"
+                )
+        pattern = made
+    elif resolve_pattern(pattern if pattern is None else str(pattern))[0] != made:
+        raise ValueError(
+            f"pattern={pattern!r} was given, but the counts were made with pattern "
+            f"{_label(made)}: leave pattern out (training uses the counts' pattern)"
+        )
+    seq = representation == "sequence" or (
+        isinstance(representation, _Default)
+        and preset in PRESETS
+        and PRESETS[preset]["representation"] == "sequence"
+    )
+    if seq:
+        raise ValueError(
+            "counts hold distinct pieces without their order, so they train in type mode only: "
+            "train a sequence representation (and the minbpe presets) on the text"
+        )
+    texts = _special_list(special_tokens)
+    if not texts:
+        return made, list(counted.special_tokens)
+    if set(texts) != set(counted.special_tokens):
+        raise ValueError(
+            f"special_tokens={texts!r}, but the counts were made cutting out "
+            f"{list(counted.special_tokens)!r}: the special tokens must be the texts cut out "
+            "when counting (leave special_tokens out to take the counts', or give their ids "
+            "as a dict)"
+        )
+    return made, special_tokens
+
+
+def _label(source: str | None) -> str:
+    from bpeds.pretokenize import PATTERNS
+
+    names = [n for n, s in PATTERNS.items() if s == source]
+    return names[0] if names else ("none" if source is None else repr(source))
 
 
 def _grouped_corpus(

@@ -214,11 +214,13 @@ LAYERS: list[tuple[str, ...]] = [
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.testing"))),
     # Patterns, special-token rules, the JSON format's core.
     ("bpeds.pretokenize", "bpeds.special", "bpeds._model_json", "bpeds.replay"),
+    ("bpeds._files", "bpeds.counts"),
     ("bpeds.encoder",),
     ("bpeds.tokenizer",),
     (
         "bpeds.io",
         "bpeds.training",
+        "bpeds._dask",
         "bpeds.persist",
         *sorted(m for m in MODULES if m == "bpeds.formats" or m.startswith("bpeds.formats.")),
     ),
