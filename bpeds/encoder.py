@@ -40,6 +40,7 @@ from typing import Any, Literal, Protocol
 import regex
 
 from bpeds.errors import BpedsError
+from bpeds.pattern_safety import TimedPattern
 from bpeds.special import special_token_regex
 
 __all__ = [
@@ -204,7 +205,7 @@ class Encoder:
     def __init__(
         self,
         table: Sequence[bytes],
-        pattern: regex.Pattern[str] | None,
+        pattern: regex.Pattern[str] | TimedPattern | None,
         special: Mapping[str, int],
     ) -> None:
         ranks: dict[bytes, int] = {}

@@ -47,10 +47,13 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import regex
+
 from bpeds import _model_json
 from bpeds._files import write_files
 from bpeds.encoder import Encoder, Special, SpecialTokenError, UnknownTokenError, encode_batch
 from bpeds.errors import TokenizerError
+from bpeds.pattern_safety import TimedPattern
 from bpeds.pretokenize import PATTERNS, resolve_pattern
 from bpeds.special import check_special_ids, check_special_texts
 from bpeds.vocab import BYTE_TOKENS, Vocab
@@ -64,6 +67,9 @@ __all__ = [
     "check_special_texts",
     "resolve_pattern",
 ]
+
+
+_OWN_PATTERNS = frozenset(PATTERNS.values())
 
 
 def _check_int(value: object, what: str) -> int:
@@ -298,7 +304,12 @@ class Tokenizer:
     def _enc(self) -> Encoder:
         enc = self._encoder
         if enc is None:
-            enc = self._encoder = Encoder(self._token_table(), self._compiled, self._special)
+            # A pattern that is not one of bpeds's own is matched with a time limit.
+            compiled = self._compiled
+            split: regex.Pattern[str] | TimedPattern | None = compiled
+            if compiled is not None and self._pattern not in _OWN_PATTERNS:
+                split = TimedPattern(compiled)
+            enc = self._encoder = Encoder(self._token_table(), split, self._special)
         return enc
 
     def encode(
