@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     check_most_common_n,
+    count_error,
     empty_error,
-    negative_n_error,
     remove_absent_error,
     remove_too_many_error,
     resolve_tie,
@@ -41,6 +41,8 @@ from bpeds.structures.protocols import TieKey
 __all__ = ["LazyHeap"]
 
 K = TypeVar("K", bound=Hashable)
+
+_ABSENT: Any = object()
 
 #: The priorities a LazyHeap holds.
 Number = int | float
@@ -101,13 +103,6 @@ class LazyHeap(Generic[K]):
         tie = self._tie
         return (-prio, key) if tie is None else (-prio, tie(key), key)
 
-    def _push(self, key: K, prio: Number) -> None:
-        heap = self._heap
-        tie = self._tie
-        heappush(heap, (-prio, key) if tie is None else (-prio, tie(key), key))
-        if len(heap) > self.stale_factor * len(self._prio) + 64:
-            self._rebuild()
-
     def _rebuild(self) -> None:
         entry = self._entry
         self._heap = [entry(k, p) for k, p in self._prio.items()]
@@ -117,21 +112,45 @@ class LazyHeap(Generic[K]):
     # -- the Multiset protocol -----------------------------------------------
 
     def update(self, key: K, priority: Number) -> None:
-        """Set ``key``'s priority (inserting it). Complexity: O(log n) amortised."""
+        """Set ``key``'s priority (inserting it). Complexity: O(log n) amortised.
+
+        If the new entry cannot be compared with the others (keys of another
+        type at an equal priority raise ``TypeError``), the change is undone
+        (O(n)) and the error propagates.
+        """
         self._check_prio(priority)
-        self._prio[key] = priority
-        self._push(key, priority)
+        prio = self._prio
+        old = prio.get(key, _ABSENT)
+        prio[key] = priority
+        entry = self._entry(key, priority)
+        heap = self._heap
+        try:
+            heappush(heap, entry)
+        except BaseException:
+            if old is _ABSENT:
+                del prio[key]
+            else:
+                prio[key] = old
+            for i, e in enumerate(heap):
+                if e is entry:  # heappush left it in the list: take it out again
+                    heap[i] = heap[-1]
+                    heap.pop()
+                    heapify(heap)
+                    break
+            raise
+        if len(heap) > self.stale_factor * len(prio) + 64:
+            self._rebuild()
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (absent keys start at 0). O(log n) amortised."""
-        if n < 0:
-            raise negative_n_error("add", n)
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
         self.update(key, self._prio.get(key, 0) + n)
 
     def remove(self, key: K, n: int = 1) -> None:
         """Decrease ``key``'s priority by ``n``; at exactly 0 the key leaves. O(log n) am."""
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         cur = self._prio.get(key)
         if cur is None:
             raise remove_absent_error(key)
