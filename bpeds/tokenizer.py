@@ -51,7 +51,14 @@ import regex
 
 from bpeds import _model_json
 from bpeds._files import write_files
-from bpeds.encoder import Encoder, Special, SpecialTokenError, UnknownTokenError, encode_batch
+from bpeds.encoder import (
+    Encoder,
+    Special,
+    SpecialTokenError,
+    UnknownTokenError,
+    as_token_id,
+    encode_batch,
+)
 from bpeds.errors import TokenizerError
 from bpeds.pattern_safety import TimedPattern
 from bpeds.pretokenize import PATTERNS, resolve_pattern
@@ -222,7 +229,7 @@ class Tokenizer:
         (:meth:`id_to_token` also covers special tokens). Complexity: O(length
         of the token), O(1) when recently built.
         """
-        _check_int(token, "a token id")
+        token = as_token_id(token)
         if not 0 <= token < BYTE_TOKENS + len(self._merges):
             for text, i in self._special.items():
                 if i == token:
@@ -244,7 +251,7 @@ class Tokenizer:
 
         Unknown ids raise :class:`UnknownTokenError`. O(length of the token).
         """
-        _check_int(token, "a token id")
+        token = as_token_id(token)
         if 0 <= token < BYTE_TOKENS + len(self._merges):
             return self._vocab.token_bytes(token)
         for text, i in self._special.items():

@@ -37,7 +37,14 @@ from typing import Any
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
-from bpeds.io import DEFAULT_BLOCK_SIZE, InvalidTextError, check_data, check_errors, iter_segments
+from bpeds.io import (
+    DEFAULT_BLOCK_SIZE,
+    InvalidTextError,
+    check_block_size,
+    check_data,
+    check_errors,
+    iter_segments,
+)
 from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
@@ -220,9 +227,13 @@ def _apply_preset(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_int(value: object, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+def _check_int(value: object, name: str, low: int | None) -> int:
+    """``value`` if it is an int (not a bool) of at least ``low``: ``TypeError`` for
+    another type (``300.0``, ``"300"``, ``True``, ``None``), ``ValueError`` below ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
     return value
 
 
@@ -388,11 +399,17 @@ def train(
         raise ValueError(f"counting must be 'overlapping' or 'non_overlapping', got {counting!r}")
     if representation == "sequence" and counting != "overlapping":
         raise ValueError("representation='sequence' counts pairs overlapping only")
-    vocab_size = _check_int(vocab_size, "vocab_size", 0)
+    vocab_size = _check_int(vocab_size, "vocab_size", None)  # the minimum is checked below
     min_frequency = _check_int(min_frequency, "min_frequency", 1)
     if max_token_length is not None:
         max_token_length = _check_int(max_token_length, "max_token_length", 2)
     workers = _check_int(workers, "workers", 1)
+    block_size = check_block_size(block_size)
+    if multiset is not None and not callable(multiset):
+        raise TypeError(
+            "multiset must be a factory f(tie=...) of a Multiset (a class such as HeapyKiYay), "
+            f"got {type(multiset).__name__} {multiset!r}"
+        )
     errors = check_errors(errors)
     score_obj = get_score(score)
     tie_obj = tie_rule(opts["tie"])
@@ -412,6 +429,8 @@ def train(
     )
 
     groups = _groups(data)
+    if groups is None:
+        check_data(data)  # every path of a list is there before anything is read
     _check_groups(score_obj, groups)
 
     for part in [data] if groups is None else [part for _, part in groups]:
