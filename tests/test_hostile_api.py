@@ -119,4 +119,4 @@ def test_the_package_imports_its_names_lazily() -> None:
     assert bpeds.Tokenizer is Tokenizer
     assert set(bpeds.__all__) <= set(dir(bpeds))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        _ = bpeds.nope  # type: ignore[attr-defined]
+        _ = bpeds.nope
