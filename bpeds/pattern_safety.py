@@ -33,9 +33,19 @@ million characters a second, so the limit is about a hundred times what a
 well-behaved pattern needs) and raises :class:`PatternTimeoutError` when it is
 used up. Raise the two numbers (they are read at each call) to give a slow
 pattern more time.
+
+**Coverage.** ``findall`` returns only a pattern's matches, so text a pattern
+does not match (the spaces under ``\\w+``, everything under ``""``) would
+vanish silently. Training refuses it (:func:`check_coverage` raises
+:class:`UncoveredTextError` naming the first character left out); encoding
+keeps tiktoken's semantics and drops it, with an
+:class:`UncoveredTextWarning`. bpeds's own patterns match every character,
+so neither check runs for them.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import regex
 
@@ -50,6 +60,9 @@ __all__ = [
     "PatternLimitError",
     "PatternTimeoutError",
     "TimedPattern",
+    "UncoveredTextError",
+    "UncoveredTextWarning",
+    "check_coverage",
     "check_pattern",
     "pattern_size",
 ]
@@ -80,6 +93,56 @@ class PatternTimeoutError(TokenizerError):
     :mod:`bpeds.pattern_safety` is too small for the machine). No result was
     produced; the tokenizer is unchanged and can encode other texts.
     """
+
+
+class UncoveredTextError(TokenizerError):
+    """A split pattern left characters of the training text unmatched (a ``ValueError``).
+
+    ``findall`` returns only the matches, so such characters would be missing
+    from the training data without a trace. Add an alternative that matches
+    them (the built-in patterns end in ``\\s+``, and every character is a
+    letter, a digit, whitespace or something else they match).
+    """
+
+
+class UncoveredTextWarning(UserWarning):
+    """Encoding dropped characters that the split pattern does not match.
+
+    Encoding keeps tiktoken's semantics (only the pattern's matches are
+    encoded), so ``decode(encode(text))`` lacks those characters.
+    """
+
+
+def _first_gap(pieces: list[str], text: str) -> int:
+    """The index of the first character of ``text`` that no piece covers."""
+    at = 0
+    for piece in pieces:
+        if not text.startswith(piece, at):
+            return at
+        at += len(piece)
+    return at
+
+
+def check_coverage(pieces: list[str], text: str, source: str) -> list[str]:
+    """``pieces`` (``findall(text)`` of ``source``) if they cover all of ``text``.
+
+    Otherwise raise :class:`UncoveredTextError` naming the first character
+    left out. The test is that the lengths add up: ``findall`` returns
+    non-overlapping matches in order. Complexity: O(pieces).
+
+    >>> check_coverage(["a", "b"], "a b", "[a-z]")
+    Traceback (most recent call last):
+    ...
+    bpeds.pattern_safety.UncoveredTextError: the split pattern '[a-z]' does not match ' ' at ...
+    """
+    if sum(map(len, pieces)) == len(text):
+        return pieces
+    at = _first_gap(pieces, text)
+    raise UncoveredTextError(
+        f"the split pattern {_shorten(source)} does not match {text[at]!r} at index {at} of a "
+        f"text, which would be left out of training; extend the pattern (e.g. end it with "
+        "|\\s+|. ) so that it matches every character"
+    )
 
 
 _QUANTIFIER = regex.compile(r"\{\s*(\d*)\s*(?:,\s*(\d*)\s*)?\}")
@@ -251,10 +314,11 @@ def check_pattern(source: str) -> None:
 
 
 class TimedPattern:
-    """A compiled pattern whose :meth:`findall` has a time limit (see the module docstring).
+    """A compiled pattern whose :meth:`findall` has a time limit (see the module docstring)
+    and warns (:class:`UncoveredTextWarning`) when its matches leave characters out.
 
-    >>> TimedPattern(regex.compile(r"\\w+")).findall("two words")
-    ['two', 'words']
+    >>> TimedPattern(regex.compile(r"\\w+|\\W")).findall("two words")
+    ['two', ' ', 'words']
 
     ``pattern``, ``flags`` and ``groups`` are the compiled pattern's.
     """
@@ -281,6 +345,15 @@ class TimedPattern:
                 f"a text of {len(text)} characters: it backtracks catastrophically (raise "
                 "bpeds.pattern_safety.MATCH_SECONDS to give it more time)"
             ) from None
+        if sum(map(len, found)) != len(text):
+            at = _first_gap(found, text)
+            warnings.warn(
+                f"the split pattern {_shorten(self.pattern)} does not match {text[at]!r} at "
+                f"index {at}: characters it does not match are not encoded (decode(encode(text)) "
+                "lacks them)",
+                UncoveredTextWarning,
+                stacklevel=4,
+            )
         return found
 
     def __reduce__(self) -> tuple[type[TimedPattern], tuple[regex.Pattern[str]]]:

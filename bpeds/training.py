@@ -32,6 +32,7 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
+from functools import partial
 from typing import Any
 
 from bpeds._gc import gc_paused
@@ -45,7 +46,8 @@ from bpeds.io import (
     check_errors,
     iter_segments,
 )
-from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
+from bpeds.pattern_safety import check_coverage
+from bpeds.pretokenize import PATTERNS, _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
 from bpeds.scoring.registry import describe_score, get_score
@@ -88,12 +90,25 @@ BATCH_CHARS = 1 << 20
 SEGMENT_MIN_CHARS = 1 << 12
 
 OnMerge = Callable[[MergeRecord, bytes], None]
+_OWN_PATTERNS = frozenset(PATTERNS.values())
 
 # -- counting (runs in workers too) --------------------------------------------------------
 
 
 def _findall(source: str | None) -> Callable[[str], list[str]] | None:
-    return None if source is None else _compiled(source).findall
+    """``findall`` of the pattern; for a pattern not of bpeds's own (which match every
+    character), one that refuses text the pattern leaves unmatched (see
+    :func:`bpeds.pattern_safety.check_coverage`)."""
+    if source is None:
+        return None
+    findall = _compiled(source).findall
+    if source in _OWN_PATTERNS:
+        return findall
+    return partial(_covering_findall, findall, source)
+
+
+def _covering_findall(findall: Callable[[str], list[str]], source: str, text: str) -> list[str]:
+    return check_coverage(findall(text), text, source)
 
 
 def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -475,3 +476,52 @@ def test_truncated_bpeds_json_is_a_model_format_error(tmp_path: Path) -> None:
 def test_minbpe_text_with_many_digits_is_a_format_error() -> None:
     with pytest.raises(FormatError, match="implausibly large"):
         parse_minbpe_model(f"minbpe v1\n\n0\n97 {HUGE_INT}\n")
+
+
+# -- text a pattern does not cover ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["", r"\w+", r"[a-z]+|\s"])
+@pytest.mark.parametrize("sequence", [False, True])
+def test_training_refuses_text_the_pattern_leaves_out(pattern: str, sequence: bool) -> None:
+    from bpeds.training import train
+
+    representation = "sequence" if sequence else "type"
+    with pytest.raises(safety.UncoveredTextError, match="does not match"):
+        train("a b, c!", 260, pattern=pattern, representation=representation)
+
+
+def test_the_command_line_refuses_an_empty_pattern(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "t.txt"
+    text.write_text("hello world\n", encoding="utf-8")
+    out = tmp_path / "m.json"
+    code = main(["train", str(text), "--vocab-size", "260", "--pattern", "", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "does not match" in err
+    assert not out.exists()
+
+
+def test_encoding_warns_when_text_is_dropped() -> None:
+    tok = Tokenizer([], pattern=r"\w+")
+    with pytest.warns(safety.UncoveredTextWarning, match="' ' at index 1"):
+        ids = tok.encode("a b, c!")
+    assert tok.decode(ids) == "abc"  # tiktoken's semantics: only the matches are encoded
+
+
+def test_covering_patterns_round_trip_without_warnings() -> None:
+    text = "a b, c!\n\tnaïve 😀 42"
+    for pattern in [r"\w+|\s+|.", r"[\s\S]", *PATTERNS, None]:
+        tok = Tokenizer([(97, 32)], pattern=pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no UncoveredTextWarning
+            assert tok.decode(tok.encode(text)) == text
+
+
+def test_training_accepts_a_custom_pattern_that_covers_the_text() -> None:
+    from bpeds.training import train
+
+    tok = train("ab ab, abc!", 257, pattern=r"\w+|\s+|.")
+    assert tok.merges == [(97, 98)]
