@@ -194,7 +194,11 @@ def _extend(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
     )
 
 
-TREES = st.recursive(st.sampled_from(ATOMS).map(lambda a: ("atom", a)), _extend, max_leaves=12)
+TREES = st.recursive(
+    st.sampled_from(ATOMS).map(lambda a: ("atom", a)),
+    lambda children: _extend(children),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -152,3 +152,23 @@ def test_the_state_machine_catches_a_multiset_that_accepts_nan() -> None:
                 max_examples=100, stateful_step_count=20, phases=[Phase.generate], database=None
             ),
         )
+
+
+def test_lazyheap_keeps_its_rebuild_bound_when_keys_leave() -> None:
+    """Dead entries stay within ``stale_factor * len + 64`` after discard, pop and a
+    remove to zero too (a key leaving shrinks the bound; only pushes rebuilt before)."""
+    for leave in ("discard", "pop", "remove"):
+        h: LazyHeap[int] = LazyHeap(dict.fromkeys(range(12), 1))
+        for _ in range(6):
+            for k in range(12):
+                h.add(k, 0)  # each re-pushes the key: one more dead entry
+        h.check()
+        for k in range(11):
+            if leave == "discard":
+                h.discard(k)
+            elif leave == "pop":
+                h.pop()
+            else:
+                h.remove(k, 1)
+            h.check()
+        assert len(h) == 1

@@ -138,8 +138,7 @@ class LazyHeap(Generic[K]):
                     heapify(heap)
                     break
             raise
-        if len(heap) > self.stale_factor * len(prio) + 64:
-            self._rebuild()
+        self._bound()
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (absent keys start at 0). O(log n) amortised."""
@@ -158,12 +157,20 @@ class LazyHeap(Generic[K]):
             raise remove_too_many_error(key, cur, n)
         if cur == n:
             del self._prio[key]
+            self._bound()
         else:
             self.update(key, cur - n)
 
     def discard(self, key: K) -> None:
-        """Forget ``key`` (its entries die in place). Complexity: O(1)."""
-        self._prio.pop(key, None)
+        """Forget ``key`` (its entries die in place). Complexity: O(1) amortised."""
+        if self._prio.pop(key, _ABSENT) is not _ABSENT:
+            self._bound()
+
+    def _bound(self) -> None:
+        """Rebuild when dead entries pass the bound ``check()`` holds: a key that leaves
+        shrinks the bound as much as a push grows the heap. O(1), O(n) on a rebuild."""
+        if len(self._heap) > self.stale_factor * len(self._prio) + 64:
+            self._rebuild()
 
     def count(self, key: K) -> Number:
         """``key``'s priority, or 0 if absent. Complexity: O(1)."""
@@ -190,6 +197,7 @@ class LazyHeap(Generic[K]):
         key, p = self.top()
         heappop(self._heap)
         del self._prio[key]
+        self._bound()
         return key, p
 
     def most_common(self, n: int | None = None) -> list[tuple[K, Number]]:
