@@ -5,11 +5,14 @@ Not public API: the functions that write files document what they promise.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from bpeds.errors import TargetFileError
 
 __all__ = ["check_targets", "write_files", "write_stream"]
 
@@ -35,34 +38,107 @@ def write_files(
     temporary file behind (a crash, at most a stray one).
 
     Every path is checked before anything is written, so a refusal leaves no
-    half-written set: a missing directory raises ``FileNotFoundError``; an
-    existing path (also a dangling symlink) without ``overwrite`` raises
+    half-written set (see :func:`check_targets`): a missing directory raises
+    ``FileNotFoundError``; an existing path without ``overwrite``,
     ``FileExistsError``, whose message says to pass ``overwrite=True``; a
-    directory at ``path`` raises ``IsADirectoryError``.
+    directory, ``IsADirectoryError``; anything else that is not a regular file
+    (a FIFO, a device such as ``/dev/null``, a socket),
+    :class:`~bpeds.errors.TargetFileError`.
 
-    A new file gets the usual permissions (``0o666`` minus the umask); a
-    replaced file keeps its mode. Complexity: O(bytes).
+    **Symbolic links.** With ``overwrite``, a symlink at ``path`` is followed:
+    the regular file it leads to is replaced (atomically, in that file's
+    directory) and the link is kept, as ``cp`` does. A dangling link, a link
+    to anything but a regular file, and a link in a sticky shared directory
+    (``/tmp``) owned by neither you nor the directory's owner (the rule of
+    Linux's ``protected_symlinks``) raise :class:`~bpeds.errors.TargetFileError`.
+    Without ``overwrite`` any existing link, dangling or not, is an existing path.
+
+    ``overwrite`` must be a ``bool`` (``TypeError`` otherwise: ``"no"`` is not
+    false). A new file gets the usual permissions (``0o666`` minus the umask);
+    a replaced file keeps its mode. Complexity: O(bytes).
     """
     items = [(Path(p), data) for p, data in files]
-    check_targets([p for p, _ in items], overwrite=overwrite)
-    for p, data in items:
-        _write_one(p, data, overwrite)
+    targets = check_targets([p for p, _ in items], overwrite=overwrite)
+    for target, (_, data) in zip(targets, items, strict=True):
+        _write_one(target, data, overwrite)
     return [p for p, _ in items]
 
 
-def check_targets(paths: Iterable[str | os.PathLike[str]], *, overwrite: bool) -> None:
+def check_targets(paths: Iterable[str | os.PathLike[str]], *, overwrite: bool) -> list[Path]:
     """Raise as :func:`write_files` would before writing anything to ``paths``.
 
-    ``FileNotFoundError`` for a missing directory, ``FileExistsError`` for an
-    existing path without ``overwrite``, ``IsADirectoryError`` for a directory.
+    Returns the files that would be written: each path, or for a symlink
+    followed with ``overwrite``, the regular file it leads to.
     """
-    for p in map(Path, paths):
-        if not p.parent.is_dir():
-            raise FileNotFoundError(f"cannot write {p}: directory {p.parent} does not exist")
-        if not overwrite and os.path.lexists(p):
+    if not isinstance(overwrite, bool):
+        raise TypeError(
+            f"overwrite must be True or False, got {type(overwrite).__name__} {overwrite!r}"
+        )
+    return [_target(Path(p), overwrite) for p in paths]
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse(p: Path, reason: str) -> TargetFileError:
+    return TargetFileError(errno.EEXIST, f"{reason}; bpeds writes only regular files", str(p))
+
+
+def _target(p: Path, overwrite: bool) -> Path:
+    """The file to write for ``p`` (see :func:`write_files`), or the error that refuses it."""
+    if not p.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {p}: directory {p.parent} does not exist")
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return p
+    if stat.S_ISLNK(st.st_mode):
+        if not overwrite:
             raise FileExistsError(f"{p} already exists; pass overwrite=True to replace it")
-        if p.is_dir():
-            raise IsADirectoryError(f"cannot write {p}: it is a directory")
+        return _follow(p, st)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(f"cannot write {p}: it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(p, f"it is {_kind(st.st_mode)}")
+    if not overwrite:
+        raise FileExistsError(f"{p} already exists; pass overwrite=True to replace it")
+    return p
+
+
+def _follow(link: Path, st: os.stat_result) -> Path:
+    """The regular file the symlink ``link`` leads to, if bpeds may write through it."""
+    parent = os.stat(link.parent)
+    euid = getattr(os, "geteuid", None)
+    if (
+        euid is not None
+        and parent.st_mode & stat.S_ISVTX
+        and parent.st_mode & stat.S_IWOTH
+        and st.st_uid not in (euid(), parent.st_uid)
+    ):
+        raise _refuse(
+            link,
+            "it is a symbolic link owned by another user in a shared directory, which bpeds "
+            "does not follow",
+        )
+    real = Path(os.path.realpath(link))
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        raise _refuse(link, f"it is a symbolic link to {real}, which does not exist") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"cannot write {link}: it is a symbolic link to a directory")
+    if not stat.S_ISREG(mode):
+        raise _refuse(link, f"it is a symbolic link to {real}, which is {_kind(mode)}")
+    return real
 
 
 def _write_one(p: Path, data: bytes, overwrite: bool) -> None:

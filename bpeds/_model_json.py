@@ -17,7 +17,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from bpeds._limits import check_text, read_limited, short_repr
 from bpeds.errors import ModelFormatError
+from bpeds.pattern_safety import MAX_PATTERN_LENGTH
 
 __all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"]
 
@@ -63,8 +65,15 @@ def render(
       ]
     }
 
-    Complexity: O(merges + options).
+    A string that is not text (a lone surrogate, which has no UTF-8 form)
+    raises :class:`~bpeds.errors.ModelFormatError` naming it: such a
+    tokenizer cannot be written (nor read back). Complexity: O(merges + options).
     """
+    check_text(
+        [pattern, dict(special_tokens), dict(options)],
+        "the tokenizer (cannot be saved)",
+        ModelFormatError,
+    )
     head = {
         "format": FORMAT,
         "version": VERSION if events is None else EVENTS_VERSION,
@@ -141,10 +150,10 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     if not isinstance(doc, dict):
         raise fail(f"the top level must be a JSON object, found {type(doc).__name__}")
     if doc.get("format") != FORMAT:
-        raise fail(f'"format" must be {FORMAT!r}, found {doc.get("format")!r}')
+        raise fail(f'"format" must be {FORMAT!r}, found {short_repr(doc.get("format"))}')
     version = doc.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise fail(f'"version" must be an integer, found {version!r}')
+        raise fail(f'"version" must be an integer, found {short_repr(version)}')
     if version not in (VERSION, EVENTS_VERSION):
         raise fail(
             f"version {version} is not supported (this bpeds reads versions {VERSION} and "
@@ -166,7 +175,9 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
         raise fail(f'"special_tokens" must be an object, found {type(special).__name__}')
     for name, i in special.items():
         if not _is_int(i):
-            raise fail(f"special token {name!r} must have an integer id, found {i!r}")
+            raise fail(
+                f"special token {short_repr(name)} must have an integer id, found {short_repr(i)}"
+            )
     options = doc["options"]
     if not isinstance(options, dict):
         raise fail(f'"options" must be an object, found {type(options).__name__}')
@@ -176,8 +187,14 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     pairs: list[tuple[int, int]] = []
     for k, m in enumerate(merges):
         if not (isinstance(m, list) and len(m) == 2 and _is_int(m[0]) and _is_int(m[1])):
-            raise fail(f"merge {k} must be an array of two integer ids, found {m!r}")
+            raise fail(f"merge {k} must be an array of two integer ids, found {short_repr(m)}")
         pairs.append((m[0], m[1]))
+    if pattern is not None and len(pattern) > MAX_PATTERN_LENGTH:
+        raise fail(
+            f'"pattern" is {len(pattern)} characters long, more than the {MAX_PATTERN_LENGTH} '
+            "a split pattern may have (bpeds.pattern_safety)"
+        )
+    check_text([pattern, special, options], "the file", fail)
     events = doc.get("events")
     if events is not None and not (
         isinstance(events, list) and all(isinstance(e, list) for e in events)
@@ -187,10 +204,12 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
 
 
 def read(path: str | os.PathLike[str]) -> ModelParts:
-    """:func:`parse` of a file's bytes, named by its path. ``OSError`` if it cannot be read."""
-    with open(path, "rb") as f:
-        data = f.read()
-    return parse(data, source=os.fspath(path))
+    """:func:`parse` of a file's bytes, named by its path. ``OSError`` if it cannot be read.
+
+    A directory, a device, or a file larger than :data:`bpeds._limits.MAX_MODEL_BYTES`
+    raises :class:`~bpeds.errors.ModelFormatError` without being read whole.
+    """
+    return parse(read_limited(path, "a model file", ModelFormatError), source=os.fspath(path))
 
 
 def build(factory: Callable[..., T], parts: ModelParts) -> T:

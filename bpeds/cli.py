@@ -25,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import stat
 import sys
 import time
 import warnings
@@ -35,6 +36,7 @@ from typing import Any, NoReturn
 
 from bpeds import __version__
 from bpeds._files import check_targets
+from bpeds._limits import parse_json_limited
 from bpeds.counts import Counts, sum_counts
 from bpeds.encoder import SpecialTokenError
 from bpeds.errors import BpedsError
@@ -71,6 +73,10 @@ _TIES = ("smallest_ids", "leftmost", "lexicographic", "hf")
 _PRESETS = ("minbpe-basic", "minbpe-regex", "hf", "rustbpe")
 
 
+#: Token ids read as text have at most this many digits (far beyond any vocabulary).
+_MAX_ID_DIGITS = 18
+
+
 class UsageError(Exception):
     """A command-line argument is wrong (exit status 2)."""
 
@@ -102,11 +108,33 @@ def _decode(data: bytes, source: str, errors: str) -> str:
         ) from None
 
 
+def _endless(fd: int) -> bool:
+    """Whether ``fd`` is a device that never ends (``/dev/zero``, ``/dev/urandom``): a
+    character device that is neither a terminal nor ``/dev/null``."""
+    st = os.fstat(fd)
+    if not stat.S_ISCHR(st.st_mode) or os.isatty(fd):
+        return False
+    try:
+        return st.st_rdev != os.stat(os.devnull).st_rdev
+    except OSError:
+        return True
+
+
 def _read_input(path: str, errors: str) -> str:
-    """A text file's contents, or stdin's for ``-``."""
+    """A text file's contents, or stdin's for ``-``; an endless device is refused."""
     if path == "-":
+        try:
+            fd = sys.stdin.fileno()
+        except (OSError, ValueError, AttributeError):  # an in-process stand-in
+            fd = -1
+        if fd >= 0 and _endless(fd):
+            raise DataError("standard input is a device that never ends; give a file or a pipe")
         return _decode(sys.stdin.buffer.read(), "standard input", errors)
-    return _decode(Path(path).read_bytes(), path, errors)
+    with open(path, "rb") as f:
+        if _endless(f.fileno()):
+            raise DataError(f"{path} is a device that never ends; give a file or a pipe")
+        data = f.read()
+    return _decode(data, path, errors)
 
 
 def _pattern_arg(value: str) -> str | None:
@@ -456,10 +484,7 @@ def _size_arg(value: str) -> int:
 
 
 def _json_object(value: str, option: str, example: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{option} is not valid JSON: {exc}") from None
+    obj = parse_json_limited(value, option, UsageError)
     if not isinstance(obj, dict):
         raise UsageError(f"{option} JSON must be an object such as {example}")
     return obj
@@ -570,10 +595,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def _parse_ids(text: str, source: str) -> list[int]:
     stripped = text.strip()
     if stripped.startswith("["):
-        try:
-            ids = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{source} is not a JSON list of ids: {exc}") from None
+        ids = parse_json_limited(stripped, f"{source} (not a JSON list of ids)", DataError)
         if not isinstance(ids, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) for i in ids
         ):
@@ -581,7 +603,7 @@ def _parse_ids(text: str, source: str) -> list[int]:
         return ids
     out: list[int] = []
     for n, word in enumerate(stripped.split()):
-        if not (word.isascii() and word.isdigit()):
+        if not (word.isascii() and word.isdigit()) or len(word) > _MAX_ID_DIGITS:
             raise DataError(f"{source}: item {n + 1} ({word[:20]!r}) is not a token id")
         out.append(int(word))
     return out
@@ -1163,3 +1185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _note(f"{prog}: interrupted")
         return EXIT_INTERRUPTED
+    except RecursionError:
+        _note(f"{prog}: error: the input is nested too deeply to process")
+        return EXIT_DATA
+    except MemoryError:
+        _note(f"{prog}: error: out of memory (the input is too large for this machine)")
+        return EXIT_DATA

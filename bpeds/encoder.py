@@ -40,6 +40,7 @@ from typing import Any, Literal, Protocol
 import regex
 
 from bpeds.errors import BpedsError
+from bpeds.pattern_safety import TimedPattern
 from bpeds.special import special_token_regex
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "Encoder",
     "SpecialTokenError",
     "UnknownTokenError",
+    "as_token_id",
     "bpe",
     "fix_surrogates",
     "special_token_regex",
@@ -204,7 +206,7 @@ class Encoder:
     def __init__(
         self,
         table: Sequence[bytes],
-        pattern: regex.Pattern[str] | None,
+        pattern: regex.Pattern[str] | TimedPattern | None,
         special: Mapping[str, int],
         *,
         piece: Callable[[bytes], list[int]] | None = None,
@@ -358,21 +360,20 @@ class Encoder:
         """The bytes of ``ids`` concatenated (special tokens as their UTF-8 text).
 
         An id the tokenizer does not have raises :class:`UnknownTokenError`
-        naming it and its position. Complexity: O(total output bytes).
+        naming it and its position; an id that is not an integer (see
+        :func:`as_token_id`: ``1.0`` and ``True`` are not ids) raises
+        ``TypeError``. Complexity: O(total output bytes).
         """
         if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
             raise TypeError(f"ids must be an iterable of ints, got {type(ids).__name__}")
         seq = ids if isinstance(ids, list | tuple) else list(ids)
+        if not _ONLY_INT.issuperset(map(type, seq)):  # 1.0 and True would find ids 1 below
+            seq = [as_token_id(i, f"position {pos}") for pos, i in enumerate(seq)]
         try:
             return b"".join(map(self._decoder.__getitem__, seq))
-        except (KeyError, TypeError):
+        except KeyError:
             pass
         for pos, i in enumerate(seq):
-            if isinstance(i, bool) or not isinstance(i, int):
-                try:
-                    i = i.__index__()
-                except (AttributeError, TypeError):
-                    raise TypeError(f"token ids must be ints; position {pos} holds {i!r}") from None
             if i not in self._decoder:
                 raise UnknownTokenError(
                     f"unknown token id {i} at position {pos}: this tokenizer's ids are "
@@ -388,6 +389,37 @@ class Encoder:
         """
         codecs.lookup_error(errors)
         return self.decode_bytes(ids).decode("utf-8", errors)
+
+
+_ONLY_INT = frozenset([int])
+
+
+def as_token_id(value: object, where: str = "the argument") -> int:
+    """``value`` as a token id: an ``int``, or an integer with ``__index__`` (NumPy's).
+
+    ``bool`` and ``float`` (even ``1.0``) are not ids and raise ``TypeError``
+    naming ``where``, as does anything else without ``__index__``. The one
+    rule for ids of :meth:`Encoder.decode_bytes`, ``Tokenizer.token_bytes``
+    and ``Tokenizer.id_to_token``.
+
+    >>> as_token_id(5)
+    5
+    >>> as_token_id(1.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: a token id must be an int; the argument holds 1.0 (a float)
+    """
+    if type(value) is int:
+        return value
+    if not isinstance(value, bool):
+        index = getattr(type(value), "__index__", None)
+        if index is not None:
+            result = index(value)
+            if isinstance(result, int):
+                return int(result)
+    raise TypeError(
+        f"a token id must be an int; {where} holds {value!r} (a {type(value).__name__})"
+    )
 
 
 # -- process-parallel batches ------------------------------------------------------------

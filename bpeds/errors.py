@@ -15,6 +15,7 @@ __all__ = [
     "InvariantError",
     "ModelFormatError",
     "PreconditionError",
+    "TargetFileError",
     "TokenizerError",
 ]
 
@@ -61,3 +62,12 @@ class ModelFormatError(BpedsError, ValueError):
     """A file (or string) is not a valid bpeds tokenizer: corrupt, truncated,
     of an unknown version, or inconsistent. Raised by :mod:`bpeds.persist` and
     :meth:`bpeds.tokenizer.Tokenizer.load` (importable from ``bpeds.persist``)."""
+
+
+class TargetFileError(BpedsError, OSError):
+    """A file cannot be written where asked: what is there is not a regular file
+    (a FIFO, a device such as ``/dev/null``, a socket), or is a symbolic link
+    bpeds does not follow (dangling, or planted by another user in a shared
+    directory). An ``OSError``: ``filename`` is the path, ``strerror`` the reason.
+    Raised by every function that saves a tokenizer, before anything is written.
+    """

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import errno
 import gzip
 import lzma
 import os
@@ -85,6 +86,7 @@ __all__ = [
     "PARQUET_COLUMNS",
     "Errors",
     "InvalidTextError",
+    "check_block_size",
     "check_data",
     "check_errors",
     "iter_segments",
@@ -143,14 +145,29 @@ def check_errors(errors: object) -> Errors:
 
 def check_data(data: object) -> None:
     """Check the shape of training data without reading it: a ``str``, a path, or an
-    iterable (of ``str`` and paths; the items are checked as they are read).
+    iterable of ``str`` and paths.
 
     >>> check_data(b"text")
     Traceback (most recent call last):
     ...
     TypeError: training data must be str or paths, not bytes: decode it or pass a path
+    >>> from pathlib import Path
+    >>> check_data(["text", Path("no-such-file.txt")])
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: [Errno 2] no such training file: 'no-such-file.txt'
+
+    A path, and every item of a list or tuple, is checked here (a missing
+    file raises ``FileNotFoundError``, a directory ``IsADirectoryError``, an
+    item that is neither ``str`` nor a path ``TypeError``), so that nothing
+    is read before all of them are known to be there; the items of other
+    iterables (generators) are checked as they are read. Complexity: O(items),
+    one ``stat`` per path.
     """
-    if isinstance(data, str | os.PathLike):
+    if isinstance(data, str):
+        return
+    if isinstance(data, os.PathLike):
+        _check_path(data)
         return
     if isinstance(data, bytes | bytearray | memoryview):
         raise TypeError("training data must be str or paths, not bytes: decode it or pass a path")
@@ -164,13 +181,50 @@ def check_data(data: object) -> None:
             "training data must be a str, a path (os.PathLike), or an iterable of them, "
             f"got {type(data).__name__}"
         )
+    if isinstance(data, list | tuple):
+        for i, item in enumerate(data):
+            if isinstance(item, os.PathLike):
+                _check_path(item)
+            elif not isinstance(item, str):
+                raise _item_error(i, item)
+
+
+def check_block_size(block_size: object) -> int:
+    """``block_size`` if it is an ``int >= 1``: ``TypeError`` for another type, else ``ValueError``.
+
+    >>> check_block_size(4096)
+    4096
+    """
+    if isinstance(block_size, bool) or not isinstance(block_size, int):
+        raise TypeError(
+            f"block_size must be an int, got {type(block_size).__name__} {block_size!r}"
+        )
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    return block_size
+
+
+def _item_error(i: int, item: object) -> TypeError:
+    return TypeError(
+        f"item {i} of the training data is a {type(item).__name__}; items must be str "
+        "(one text each) or os.PathLike (one file each)"
+    )
+
+
+def _check_path(path: os.PathLike[str]) -> None:
+    """A training file must exist and not be a directory (checked before anything is read)."""
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise FileNotFoundError(errno.ENOENT, "no such training file", name)
+    if os.path.isdir(name):
+        raise IsADirectoryError(errno.EISDIR, "a directory, not a training file", name)
 
 
 def iter_units(data: object) -> Iterator[Unit]:
     """The units of ``data``: a str, a path, or an iterable of str and paths.
 
     >>> from pathlib import Path
-    >>> list(iter_units("one text")), list(iter_units(["a", Path("f.txt")]))
+    >>> list(iter_units("one text")), list(iter_units(iter(["a", Path("f.txt")])))
     (['one text'], ['a', PosixPath('f.txt')])
 
     ``bytes`` are refused (decode them, or pass a path), and so is a mapping
@@ -186,10 +240,7 @@ def iter_units(data: object) -> Iterator[Unit]:
         if isinstance(item, str | os.PathLike):
             yield item
         else:
-            raise TypeError(
-                f"item {i} of the training data is a {type(item).__name__}; items must be str "
-                "(one text each) or os.PathLike (one file each)"
-            )
+            raise _item_error(i, item)
 
 
 def read_text_blocks(
@@ -370,8 +421,7 @@ def iter_segments(
     O(block_size + longest stretch without a cut point).
     """
     errors = check_errors(errors)
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
+    check_block_size(block_size)
     texts = list(special_tokens)
     specials = _Specials(texts) if texts else None
     cut = pattern is not None

@@ -21,12 +21,17 @@ no absurdly deep nesting), the types, ``format`` and ``version``, and the
 whole tokenizer (merges may only use earlier ids, special ids must not
 collide, the pattern must compile) through :class:`~bpeds.tokenizer.Tokenizer`.
 Any problem raises :class:`ModelFormatError` (a ``ValueError``) saying what is
-wrong and where. A pattern is compiled, never run, while loading; a pattern
-that is slow to match is only slow when encoding.
+wrong and where. A file is read only if it is a regular file (or a pipe) of at
+most 256 MiB; every string must be text (no lone surrogate). A pattern is
+checked against the limits of :mod:`bpeds.pattern_safety` and compiled, never
+run, while loading; one that is not bpeds's own is matched with a time limit
+when encoding (see ``docs/security.md``).
 
 Writing (:func:`save`) goes to a temporary file in the same directory, which
 is flushed, synced and then moved into place, so a reader never sees a half
-written file. An existing file is never replaced unless ``overwrite=True``.
+written file. An existing file is never replaced unless ``overwrite=True``; only
+regular files are written (a symlink is followed to one, see
+:func:`bpeds._files.write_files`).
 A new file gets the usual mode, 0o666 minus the umask (0644 with the common
 umask 022); a replaced file keeps its mode. The formats of
 :mod:`bpeds.formats` are written the same way (:func:`bpeds._files.write_files`).

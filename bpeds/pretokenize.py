@@ -23,6 +23,7 @@ from itertools import islice
 import regex
 
 from bpeds.errors import TokenizerError
+from bpeds.pattern_safety import check_pattern
 
 __all__ = [
     "GPT2_PATTERN",
@@ -61,12 +62,18 @@ PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "gpt4o": GPT4O_PATTERN}
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compile a named or literal pattern; a pattern that does not compile raises ValueError.
 
+    A pattern beyond the limits of :mod:`bpeds.pattern_safety` raises its
+    :class:`~bpeds.pattern_safety.PatternLimitError` (a ``ValueError``) before
+    anything is compiled.
+
     >>> compile_pattern("gpt2").findall("Hello world")
     ['Hello', ' world']
     """
     if not isinstance(pattern, str):
         raise TypeError(f"a split pattern is a str, got {type(pattern).__name__}")
     source = PATTERNS.get(pattern, pattern)
+    if source not in _CACHE:
+        check_pattern(source)  # limits on what compiling may cost (bpeds.pattern_safety)
     try:
         return _compiled(source)
     except regex.error as exc:

@@ -47,10 +47,20 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import regex
+
 from bpeds import _model_json
 from bpeds._files import write_files
-from bpeds.encoder import Encoder, Special, SpecialTokenError, UnknownTokenError, encode_batch
+from bpeds.encoder import (
+    Encoder,
+    Special,
+    SpecialTokenError,
+    UnknownTokenError,
+    as_token_id,
+    encode_batch,
+)
 from bpeds.errors import TokenizerError
+from bpeds.pattern_safety import TimedPattern
 from bpeds.pretokenize import PATTERNS, resolve_pattern
 from bpeds.replay import EventLogError, Replay, check_events
 from bpeds.special import check_special_ids, check_special_texts
@@ -65,6 +75,9 @@ __all__ = [
     "check_special_texts",
     "resolve_pattern",
 ]
+
+
+_OWN_PATTERNS = frozenset(PATTERNS.values())
 
 
 def _check_int(value: object, what: str) -> int:
@@ -247,7 +260,7 @@ class Tokenizer:
         (:meth:`id_to_token` also covers special tokens). Complexity: O(length
         of the token), O(1) when recently built.
         """
-        _check_int(token, "a token id")
+        token = as_token_id(token)
         if not 0 <= token < BYTE_TOKENS + len(self._merges):
             for text, i in self._special.items():
                 if i == token:
@@ -269,7 +282,7 @@ class Tokenizer:
 
         Unknown ids raise :class:`UnknownTokenError`. O(length of the token).
         """
-        _check_int(token, "a token id")
+        token = as_token_id(token)
         if 0 <= token < BYTE_TOKENS + len(self._merges):
             return self._vocab.token_bytes(token)
         for text, i in self._special.items():
@@ -329,14 +342,17 @@ class Tokenizer:
     def _enc(self) -> Encoder:
         enc = self._encoder
         if enc is None:
+            # A pattern that is not one of bpeds's own is matched with a time limit.
+            compiled = self._compiled
+            split: regex.Pattern[str] | TimedPattern | None = compiled
+            if compiled is not None and self._pattern not in _OWN_PATTERNS:
+                split = TimedPattern(compiled)
             piece = None
             if self.replays:
                 assert self._events is not None
                 parents = {BYTE_TOKENS + k: m for k, m in enumerate(self._merges)}
                 piece = Replay(self._events, parents, self._hidden)
-            enc = self._encoder = Encoder(
-                self._token_table(), self._compiled, self._special, piece=piece
-            )
+            enc = self._encoder = Encoder(self._token_table(), split, self._special, piece=piece)
         return enc
 
     @property

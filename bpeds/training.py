@@ -36,6 +36,7 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -49,12 +50,14 @@ from bpeds.encoder import bpe
 from bpeds.io import (
     DEFAULT_BLOCK_SIZE,
     InvalidTextError,
+    check_block_size,
     check_data,
     check_errors,
     iter_segments,
     iter_units,
 )
-from bpeds.pretokenize import _compiled, resolve_pattern, segmenter
+from bpeds.pattern_safety import check_coverage
+from bpeds.pretokenize import PATTERNS, _compiled, resolve_pattern, segmenter
 from bpeds.progress import Progress, resolve_progress
 from bpeds.scoring.base import Score
 from bpeds.scoring.registry import describe_score, get_score
@@ -98,12 +101,25 @@ BATCH_CHARS = 1 << 20
 SEGMENT_MIN_CHARS = 1 << 12
 
 OnMerge = Callable[[MergeRecord, bytes], None]
+_OWN_PATTERNS = frozenset(PATTERNS.values())
 
 # -- counting (runs in workers too) --------------------------------------------------------
 
 
 def _findall(source: str | None) -> Callable[[str], list[str]] | None:
-    return None if source is None else _compiled(source).findall
+    """``findall`` of the pattern; for a pattern not of bpeds's own (which match every
+    character), one that refuses text the pattern leaves unmatched (see
+    :func:`bpeds.pattern_safety.check_coverage`)."""
+    if source is None:
+        return None
+    findall = _compiled(source).findall
+    if source in _OWN_PATTERNS:
+        return findall
+    return partial(_covering_findall, findall, source)
+
+
+def _covering_findall(findall: Callable[[str], list[str]], source: str, text: str) -> list[str]:
+    return check_coverage(findall(text), text, source)
 
 
 def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
@@ -737,9 +753,13 @@ def _apply_preset(preset: str | None, given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_int(value: object, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+def _check_int(value: object, name: str, low: int | None) -> int:
+    """``value`` if it is an int (not a bool) of at least ``low``: ``TypeError`` for
+    another type (``300.0``, ``"300"``, ``True``, ``None``), ``ValueError`` below ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
     return value
 
 
@@ -972,11 +992,17 @@ def train(
         raise ValueError(f"counting must be 'overlapping' or 'non_overlapping', got {counting!r}")
     if representation == "sequence" and counting != "overlapping":
         raise ValueError("representation='sequence' counts pairs overlapping only")
-    vocab_size = _check_int(vocab_size, "vocab_size", 0)
+    vocab_size = _check_int(vocab_size, "vocab_size", None)  # the minimum is checked below
     min_frequency = _check_int(min_frequency, "min_frequency", 1)
     if max_token_length is not None:
         max_token_length = _check_int(max_token_length, "max_token_length", 2)
     workers = _check_workers(workers)
+    block_size = check_block_size(block_size)
+    if multiset is not None and not callable(multiset):
+        raise TypeError(
+            "multiset must be a factory f(tie=...) of a Multiset (a class such as HeapyKiYay), "
+            f"got {type(multiset).__name__} {multiset!r}"
+        )
     errors = check_errors(errors)
     score_obj = get_score(score)
     variant_obj = None if variant is None else get_variant(variant)
@@ -1012,6 +1038,8 @@ def train(
     )
 
     groups = _groups(data)
+    if groups is None:
+        check_data(data)  # every path of a list is there before anything is read
     _check_groups(score_obj, groups)
     if base_tok is not None and groups is not None:
         raise ValueError("continued training (base=...) takes ungrouped data")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from itertools import pairwise, repeat
+from itertools import islice, pairwise, repeat
 from operator import lshift, or_
 from typing import Literal
 
@@ -115,6 +115,10 @@ def _site_group_deltas(
         row[g] += step
 
 
+#: ``_SMALL_KEYS[k] == k`` for the pair keys ``a << 8 | b`` of two bytes: one shared object each.
+_SMALL_KEYS = list(range(1 << 16))
+
+
 class _ArraySequenceRun:
     """Sequence mode over int arrays: position ``i`` is a token; -1 means none.
 
@@ -131,6 +135,10 @@ class _ArraySequenceRun:
         prv: list[int] = []
         self._starts: list[int] = []
         self._chunk_groups: list[int] = []
+        # One int object per position, shared by the links and the pair index (slices
+        # and appends copy references): each position costs one object, not three.
+        pos = list(range(sum(map(len, corpus._chunks))))
+        self._pos: list[int] | None = pos
         for c, g in zip(corpus._chunks, corpus._groups, strict=True):
             if not c:
                 continue
@@ -139,10 +147,10 @@ class _ArraySequenceRun:
             self._chunk_groups.append(g)
             end = start + len(c)
             vals.extend(c)
-            nxt.extend(range(start + 1, end + 1))
-            nxt[-1] = -1
-            prv.extend(range(start - 1, end - 1))
-            prv[start] = -1
+            nxt.extend(pos[start + 1 : end])
+            nxt.append(-1)
+            prv.append(-1)
+            prv.extend(pos[start : end - 1])
         self.position_limit = max(1, len(vals))
         self.size = len(vals)
         # A sentinel after the last position: vals[nxt[i]] reads it when nxt[i] == -1.
@@ -163,20 +171,28 @@ class _ArraySequenceRun:
         gpairs: dict[int, list[int]] = {}
         gtokens = [0] * ngroups
         lists: dict[int, list[int]] = {}
+        pos = self._pos if self._pos is not None else list(range(n))
+        self._pos = None  # from here on the lists below hold the position objects
         if n >= 2:
-            # Tokens are bytes here: group under small keys (a << 8 | b), pack once per pair.
-            keys = list(map(or_, map(lshift, vals[: n - 1], repeat(8)), vals[1:n]))
+            # Tokens are bytes here: group under small keys (a << 8 | b), pack once per pair;
+            # each key is the one object of _SMALL_KEYS, not a new int per position.
+            keys = list(
+                map(
+                    _SMALL_KEYS.__getitem__,
+                    map(or_, map(lshift, islice(vals, n - 1), repeat(8)), islice(vals, 1, n)),
+                )
+            )
             for s in self._starts[1:]:
                 keys[s - 1] = -1  # the last token of a chunk has no pair
             grouped: defaultdict[int, list[int]] = defaultdict(list)
-            for i, k in enumerate(keys):
+            for i, k in zip(pos, keys, strict=False):  # keys: one fewer (no pair at the end)
                 grouped[k].append(i)
             grouped.pop(-1, None)
             lists = {((k >> 8) << PAIR_SHIFT) | (k & 255): lst for k, lst in grouped.items()}
             del keys, grouped
         self.index = lists
         pairs = {k: len(lst) for k, lst in lists.items()}
-        unigram = dict(Counter(vals[:n]))
+        unigram = dict(Counter(islice(vals, n)))
         if self.want_groups:
             nxt = self.nxt
             for i in range(n):

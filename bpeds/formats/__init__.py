@@ -6,6 +6,9 @@ recognising its kind from the contents.
 
 from __future__ import annotations
 
+import re
+
+from bpeds import _model_json
 from bpeds.formats._common import (
     FormatError,
     PathLike,
@@ -60,6 +63,10 @@ __all__ = [
 ]
 
 
+#: How a bpeds JSON file starts (so a damaged one is still reported as a bpeds model).
+_BPEDS_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"bpeds"')
+
+
 def load_model(path: PathLike) -> Tokenizer:
     """Read a model file of any kind recognised from its contents.
 
@@ -69,8 +76,9 @@ def load_model(path: PathLike) -> Tokenizer:
     or a minbpe ``.model`` (first line ``minbpe v1``). These are the files every
     ``bpeds`` command that takes a MODEL reads.
 
-    A missing file raises ``FileNotFoundError``; a corrupt bpeds JSON file,
-    :class:`~bpeds.persist.ModelFormatError`; anything else wrong (another kind
+    A missing file raises ``FileNotFoundError``; a corrupt bpeds JSON file
+    (one that starts as bpeds's files do, ``{"format": "bpeds"``, truncated or
+    not), :class:`~bpeds.persist.ModelFormatError`; anything else wrong (another kind
     of file, a corrupt file of these kinds), :class:`FormatError` saying how to
     convert it. Complexity: that of the reader for its kind.
     """
@@ -80,9 +88,14 @@ def load_model(path: PathLike) -> Tokenizer:
     if head.startswith(MINBPE_VERSION.encode()):
         return parse_minbpe_model(decode_utf8(data, where), source=where)
     if head.startswith(b"{"):
-        obj = parse_json(decode_utf8(data, where), where)
+        try:
+            obj = parse_json(decode_utf8(data, where), where)
+        except FormatError:
+            if _BPEDS_HEAD.search(head) is None:
+                raise
+            obj = {"format": "bpeds"}  # a damaged bpeds file: its own parser says what is wrong
         if isinstance(obj, dict) and obj.get("format") == "bpeds":
-            return Tokenizer.load(path)
+            return _model_json.build(Tokenizer, _model_json.parse(data, source=where))
         if isinstance(obj, dict) and "model" in obj:
             try:
                 return from_hf_json(obj, source=where)

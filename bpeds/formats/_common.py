@@ -10,12 +10,12 @@ readers/writers; the helpers here may change.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bpeds._limits import check_text, parse_json_limited, read_limited, short_repr
 from bpeds.errors import BpedsError
 from bpeds.tokenizer import Tokenizer, TokenizerError
 
@@ -24,6 +24,7 @@ __all__ = [
     "PathLike",
     "bpe_parts",
     "build_tokenizer",
+    "check_u32_ids",
     "decode_utf8",
     "distinct_token_bytes",
     "parse_json",
@@ -57,12 +58,10 @@ def refuse_replay(tok: Tokenizer, target: str) -> None:
 
 
 def read_bytes(path: PathLike, what: str) -> bytes:
-    """The contents of ``path``; a directory raises :class:`FormatError` (a missing
+    """The contents of ``path``; a directory, a device or a file larger than
+    :data:`bpeds._limits.MAX_MODEL_BYTES` raises :class:`FormatError` (a missing
     file keeps the built-in ``FileNotFoundError``, whose message names it)."""
-    p = Path(path)
-    if p.is_dir():
-        raise FormatError(f"{p} is a directory, not {what}")
-    return p.read_bytes()
+    return read_limited(Path(path), what, FormatError)
 
 
 def decode_utf8(data: bytes, where: str) -> str:
@@ -85,11 +84,11 @@ def parse_json(text: str, where: str) -> Any:
 
     >>> parse_json('{"a": [1]}', "x")
     {'a': [1]}
+
+    So do nesting too deep for Python's recursion limit and integers too long
+    to convert (see :func:`bpeds._limits.parse_json_limited`).
     """
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"{where}: not valid JSON ({exc})") from None
+    return parse_json_limited(text, where, FormatError)
 
 
 def renumber_specials(specials: Mapping[str, int], first: int) -> dict[str, int]:
@@ -111,11 +110,33 @@ def build_tokenizer(
     options: Mapping[str, Any] | None = None,
 ) -> Tokenizer:
     """A :class:`~bpeds.tokenizer.Tokenizer`, its validation errors reworded as
-    :class:`FormatError` naming ``where`` the parts came from."""
+    :class:`FormatError` naming ``where`` the parts came from.
+
+    A pattern or special token that is not text (a lone surrogate) is refused
+    too: the tokenizer could not be saved again."""
+    check_text([pattern, dict(special_tokens or {})], where, FormatError)
     try:
         return Tokenizer(merges, pattern=pattern, special_tokens=special_tokens, options=options)
     except TokenizerError as exc:
         raise FormatError(f"{where}: {exc}") from None
+
+
+#: The ids Hugging Face ``tokenizers`` and tiktoken hold are unsigned 32-bit integers.
+U32_LIMIT = 1 << 32
+
+
+def check_u32_ids(tok: Tokenizer, target: str) -> None:
+    """Raise :class:`FormatError` if an id of ``tok`` does not fit in 32 bits (``target``'s ids).
+
+    Only special tokens can have such ids (their ids are the caller's choice).
+    Complexity: O(special tokens).
+    """
+    for text, i in tok.special_tokens.items():
+        if i >= U32_LIMIT:
+            raise FormatError(
+                f"special token {short_repr(text)} has id {i}, but {target} holds ids below "
+                f"2**32 = {U32_LIMIT}; give it a smaller id"
+            )
 
 
 def distinct_token_bytes(tok: Tokenizer, target: str) -> list[bytes]:

@@ -50,11 +50,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from bpeds._files import write_files
+from bpeds._limits import short_repr
 from bpeds.formats._common import (
     FormatError,
     PathLike,
     bpe_parts,
     build_tokenizer,
+    check_u32_ids,
     decode_utf8,
     distinct_token_bytes,
     parse_json,
@@ -105,18 +107,21 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     >>> d["model"]["merges"], d["model"]["vocab"]["Ġa"]
     (['Ġ a'], 256)
 
-    Raises :class:`FormatError` when two ids have the same bytes or a special
+    Raises :class:`FormatError` when two ids have the same bytes, a special
     token's text equals a token's stand-in string (the ``vocab`` maps strings
-    to one id). Complexity: O(total bytes of all tokens).
+    to one id) or a special id does not fit in 32 bits (``tokenizers`` reads
+    ids as ``u32``). Complexity: O(total bytes of all tokens).
     """
     refuse_replay(tok, "a Hugging Face tokenizer.json")
+    check_u32_ids(tok, "a tokenizer.json")
     tokens = [_as_text(b) for b in distinct_token_bytes(tok, "a tokenizer.json vocab")]
     vocab = {text: i for i, text in enumerate(tokens)}
     specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])
     for text, i in specials:
         if text in vocab:
             raise FormatError(
-                f"special token {text!r} (id {i}) has the same text as token {vocab[text]} in "
+                f"special token {short_repr(text)} (id {i}) has the same text as token "
+                f"{vocab[text]} in "
                 "a tokenizer.json vocab, which maps each string to one id; rename the special "
                 "token"
             )
@@ -266,7 +271,9 @@ def _byte_level_flags(where: str, step: Mapping[str, Any]) -> bool:
         )
     use_regex = step.get("use_regex", True)
     if not isinstance(use_regex, bool):
-        raise _fail(where, f"ByteLevel use_regex must be true or false, got {use_regex!r}")
+        raise _fail(
+            where, f"ByteLevel use_regex must be true or false, got {short_repr(use_regex)}"
+        )
     return use_regex
 
 
@@ -276,7 +283,8 @@ def _split_pattern(where: str, step: Mapping[str, Any]) -> str:
     if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
         raise _fail(
             where,
-            f"a Split pre-tokenizer with behavior {behavior!r} and invert {invert!r} does "
+            f"a Split pre-tokenizer with behavior {short_repr(behavior)} and invert "
+            f"{short_repr(invert)} does "
             "not cut text into the pattern's matches; bpeds supports Isolated (invert false) "
             "and Removed (invert true)",
         )
@@ -287,7 +295,8 @@ def _split_pattern(where: str, step: Mapping[str, Any]) -> str:
 
         return str(regex.escape(pattern["String"]))
     raise _fail(
-        where, f"a Split pre-tokenizer's pattern must be a Regex or a String, got {pattern!r}"
+        where,
+        f"a Split pre-tokenizer's pattern must be a Regex or a String, got {short_repr(pattern)}",
     )
 
 
@@ -315,7 +324,9 @@ def _pattern_of(where: str, pre: object) -> str | None:
     splits = steps[:-1]
     for kind in kinds[:-1]:
         if kind != "Split":
-            raise _fail(where, f"unsupported pre-tokenizer {kind!r} (bpeds splits with one regex)")
+            raise _fail(
+                where, f"unsupported pre-tokenizer {short_repr(kind)} (bpeds splits with one regex)"
+            )
     if len(splits) + use_regex > 1:
         raise _fail(
             where,
@@ -333,12 +344,14 @@ def _check_model(where: str, model: object) -> dict[str, Any]:
     if not isinstance(model, dict):
         raise _fail(where, "no 'model' object")
     if model.get("type", "BPE") != "BPE":
-        raise _fail(where, f"not a BPE model (model type {model.get('type')!r})")
+        raise _fail(where, f"not a BPE model (model type {short_repr(model.get('type'))})")
     if model.get("dropout") not in (None, 0, 0.0):
         raise _fail(where, "the model uses BPE dropout, which makes encoding random")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
-            raise _fail(where, f"the model uses {key} {model[key]!r}: not a byte-level BPE")
+            raise _fail(
+                where, f"the model uses {key} {short_repr(model[key])}: not a byte-level BPE"
+            )
     if model.get("byte_fallback"):
         raise _fail(where, "the model uses byte_fallback: not a byte-level BPE")
     return model
@@ -350,9 +363,11 @@ def _vocab_of(where: str, vocab: object) -> dict[str, int]:
     seen: dict[int, str] = {}
     for text, i in vocab.items():
         if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise _fail(where, f"token {text!r} has id {i!r}; ids are integers >= 0")
+            raise _fail(
+                where, f"token {short_repr(text)} has id {short_repr(i)}; ids are integers >= 0"
+            )
         if i in seen:
-            raise _fail(where, f"tokens {seen[i]!r} and {text!r} share id {i}")
+            raise _fail(where, f"tokens {short_repr(seen[i])} and {short_repr(text)} share id {i}")
         seen[i] = text
     return vocab
 
@@ -368,7 +383,9 @@ def _merges_of(where: str, merges: object) -> list[tuple[str, str]]:
             or len(parts) != 2
             or not all(isinstance(p, str) and p for p in parts)
         ):
-            raise _fail(where, f"merge {k} must be 'left right' or [left, right], got {m!r}")
+            raise _fail(
+                where, f"merge {k} must be 'left right' or [left, right], got {short_repr(m)}"
+            )
         out.append((parts[0], parts[1]))
     return out
 
@@ -394,7 +411,8 @@ def _assemble(
         if text not in vocab:
             raise _fail(
                 where,
-                f"the vocab lacks byte 0x{b:02x} (written {text!r}), so some text could not "
+                f"the vocab lacks byte 0x{b:02x} (written {short_repr(text)}), so some text "
+                "could not "
                 "be encoded: not a complete byte-level BPE",
             )
         ours[text] = b
@@ -407,14 +425,19 @@ def _assemble(
                     if part not in vocab
                     else "comes before any merge makes it"
                 )
-                raise _fail(where, f"merge {k} ({left!r}, {right!r}) uses {part!r}, which {known}")
+                raise _fail(
+                    where,
+                    f"merge {k} ({short_repr(left)}, {short_repr(right)}) uses "
+                    f"{short_repr(part)}, which {known}",
+                )
         new = left + right
         if new not in vocab:
-            raise _fail(where, f"merge {k} makes {new!r}, which is not in the vocab")
+            raise _fail(where, f"merge {k} makes {short_repr(new)}, which is not in the vocab")
         if new in ours:
             raise _fail(
                 where,
-                f"merge {k} ({left!r}, {right!r}) makes {new!r}, which an earlier merge already "
+                f"merge {k} ({short_repr(left)}, {short_repr(right)}) makes "
+                f"{short_repr(new)}, which an earlier merge already "
                 "makes; bpeds has one merge per token",
             )
         ours[new] = 256 + len(pairs)
@@ -426,7 +449,8 @@ def _assemble(
             raise _fail(
                 where,
                 f"{len(leftovers)} vocab entries are neither bytes, nor made by a merge, nor "
-                f"special tokens (e.g. {leftovers[0]!r}, id {vocab[leftovers[0]]}); a bpeds "
+                f"special tokens (e.g. {short_repr(leftovers[0])}, id {vocab[leftovers[0]]}); "
+                "a bpeds "
                 "model holds only those",
             )
         specials.update((t, vocab[t]) for t in leftovers)
@@ -436,7 +460,8 @@ def _assemble(
                 kind = f"byte 0x{_U2B[text]:02x}" if i < 256 else f"the token of merge {i - 256}"
                 raise _fail(
                     where,
-                    f"{kind} ({text!r}) has id {vocab[text]} there but {i} in bpeds, which "
+                    f"{kind} ({short_repr(text)}) has id {vocab[text]} there but {i} in bpeds, "
+                    "which "
                     "numbers bytes 0..255 by value and merge k as 256 + k; pass renumber=True "
                     "(--renumber) to import it with bpeds's ids",
                 )
@@ -451,7 +476,8 @@ def _check_source(where: str, pattern: str | None) -> str | None:
     if pattern in PATTERNS:
         raise _fail(
             where,
-            f"the split pattern is the literal regex {pattern!r}, which bpeds would read as "
+            f"the split pattern is the literal regex {short_repr(pattern)}, which bpeds would "
+            "read as "
             "the name of one of its own patterns",
         )
     return pattern
@@ -486,7 +512,8 @@ def from_hf_json(
     ):
         raise _fail(
             source,
-            f"the normalizer {_type(normalizer)!r} changes text before tokenization; bpeds "
+            f"the normalizer {short_repr(_type(normalizer))} changes text before tokenization; "
+            "bpeds "
             "has no normalizers",
         )
     pattern = _check_source(source, _pattern_of(source, data.get("pre_tokenizer")))
@@ -499,19 +526,26 @@ def from_hf_json(
     specials: dict[str, int] = {}
     for entry in added:
         if not (isinstance(entry, dict) and isinstance(entry.get("content"), str)):
-            raise _fail(source, f"an added token must have a 'content' string, got {entry!r}")
+            raise _fail(
+                source, f"an added token must have a 'content' string, got {short_repr(entry)}"
+            )
         text, i = entry["content"], entry.get("id")
         if isinstance(i, bool) or not isinstance(i, int):
-            raise _fail(source, f"added token {text!r} has id {i!r}; ids are integers")
+            raise _fail(
+                source, f"added token {short_repr(text)} has id {short_repr(i)}; ids are integers"
+            )
         for flag in ("lstrip", "rstrip", "single_word"):
             if entry.get(flag):
                 raise _fail(
                     source,
-                    f"added token {text!r} sets {flag}, which changes how it matches text; "
+                    f"added token {short_repr(text)} sets {flag}, which changes how it matches "
+                    "text; "
                     "bpeds special tokens match their exact text",
                 )
         if text in vocab and vocab[text] != i:
-            raise _fail(source, f"added token {text!r} has id {i} but {vocab[text]} in the vocab")
+            raise _fail(
+                source, f"added token {short_repr(text)} has id {i} but {vocab[text]} in the vocab"
+            )
         specials[text] = i
     return _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber)
 
@@ -556,7 +590,9 @@ def load_hf_vocab_merges(
             continue
         parts = line.split(" ")
         if len(parts) != 2 or not all(parts):
-            raise _fail(f"{msource}, line {n}", f"a merge line is 'left right', got {line[:60]!r}")
+            raise _fail(
+                f"{msource}, line {n}", f"a merge line is 'left right', got {short_repr(line)}"
+            )
         merges.append((parts[0], parts[1]))
     where = f"{vsource} + {msource}"
     return _assemble(where, "vocab.json+merges.txt", vocab, merges, {}, pattern, renumber)

@@ -28,6 +28,7 @@ import unicodedata
 from pathlib import Path
 
 from bpeds._files import write_files
+from bpeds._limits import short_repr
 from bpeds.formats._common import (
     FormatError,
     PathLike,
@@ -77,7 +78,7 @@ def _check_writable(tok: Tokenizer) -> None:
     for text in tok.special_tokens:
         if any(ch.isspace() for ch in text):
             raise FormatError(
-                f"special token {text!r} contains whitespace, which a minbpe .model file "
+                f"special token {short_repr(text)} contains whitespace, which a minbpe .model file "
                 "cannot hold (each special token line is split on whitespace)"
             )
 
@@ -180,7 +181,7 @@ def save_minbpe(
 
 def _int_field(text: str, where: str, what: str) -> int:
     if not (text.isascii() and text.isdigit()):
-        raise FormatError(f"{where}: {what} must be a non-negative integer, got {text!r}")
+        raise FormatError(f"{where}: {what} must be a non-negative integer, got {short_repr(text)}")
     if len(text) > _MAX_DIGITS:
         raise FormatError(f"{where}: {what} {text[:20]}... is implausibly large")
     return int(text)
@@ -220,11 +221,12 @@ def parse_minbpe_model(text: str, *, source: str = "<string>") -> Tokenizer:
     version = line(1, "the version line").strip()
     if version != MINBPE_VERSION:
         raise FormatError(
-            f"{where(1)}: not a minbpe model (expected {MINBPE_VERSION!r}, got {version[:40]!r})"
+            f"{where(1)}: not a minbpe model (expected {MINBPE_VERSION!r}, got "
+            f"{short_repr(version)})"
         )
     if unterminated:
         raise FormatError(
-            f"{source} is truncated: its last line ({lines[-1][:40]!r}) has no line end, and "
+            f"{source} is truncated: its last line ({short_repr(lines[-1])}) has no line end, and "
             "a .model file ends with one"
         )
     pattern: str | None = line(2, "the pattern line").strip() or None
@@ -247,14 +249,15 @@ def parse_minbpe_model(text: str, *, source: str = "<string>") -> Tokenizer:
         fields = lines[n - 1].split()
         if len(fields) != 2:
             raise FormatError(
-                f"{where(n)}: a special token line is '<text> <id>', got {lines[n - 1][:60]!r}"
+                f"{where(n)}: a special token line is '<text> <id>', got {short_repr(lines[n - 1])}"
             )
         special, i = fields[0], _int_field(fields[1], where(n), "a special token's id")
         if special in specials:
-            raise FormatError(f"{where(n)}: special token {special!r} is given twice")
+            raise FormatError(f"{where(n)}: special token {short_repr(special)} is given twice")
         if i in owner:
             raise FormatError(
-                f"{where(n)}: special tokens {owner[i]!r} and {special!r} share id {i}"
+                f"{where(n)}: special tokens {short_repr(owner[i])} and {short_repr(special)} "
+                f"share id {i}"
             )
         specials[special] = i
         owner[i] = special
@@ -268,7 +271,7 @@ def parse_minbpe_model(text: str, *, source: str = "<string>") -> Tokenizer:
         fields = raw.split()
         if len(fields) != 2:
             raise FormatError(
-                f"{where(n)}: a merge line is '<left id> <right id>', got {raw[:60]!r}"
+                f"{where(n)}: a merge line is '<left id> <right id>', got {short_repr(raw)}"
             )
         a = _int_field(fields[0], where(n), "a merge's left id")
         b = _int_field(fields[1], where(n), "a merge's right id")

@@ -34,6 +34,7 @@ from bpeds.formats._common import (
     PathLike,
     bpe_parts,
     build_tokenizer,
+    check_u32_ids,
     distinct_token_bytes,
     read_bytes,
     refuse_replay,
@@ -104,8 +105,11 @@ def to_tiktoken(tok: Tokenizer, name: str = "bpeds") -> tiktoken.Encoding:
 
     ``pattern=None`` becomes :data:`NO_SPLIT_PATTERN`. The encoding gives the
     same ids as ``tok`` for every text. Raises ``ImportError`` naming the
-    package when it is missing. Complexity: O(total bytes of all tokens).
+    package when it is missing, and :class:`FormatError` for a special id
+    that does not fit in 32 bits (tiktoken's ranks are ``u32``).
+    Complexity: O(total bytes of all tokens).
     """
+    check_u32_ids(tok, "a tiktoken Encoding")
     try:
         import tiktoken
     except ImportError as exc:  # pragma: no cover - tiktoken is a dev dependency

@@ -34,11 +34,14 @@ from bpeds.structures.multiset import (
     IndexedMultiset,
     MultisetBase,
     check_most_common_n,
+    check_priorities,
+    count_error,
     empty_error,
-    negative_n_error,
+    is_ordered,
     rank_sorted,
     remove_absent_error,
     remove_too_many_error,
+    unordered_error,
 )
 from bpeds.structures.protocols import TieKey
 
@@ -84,6 +87,7 @@ class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
     def __init__(self, initial: Mapping[K, P] | None, tie: TieKey | None) -> None:
         super().__init__(tie)
         if initial:
+            check_priorities(initial.values())
             tie_of = self._tie
             index = self._index
             for key, prio in initial.items():
@@ -100,8 +104,8 @@ class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
         Complexity: O(log n); HeapqMultiset: O(log n) amortised (rebuilds are
         O(n), paid for by the stale entries).
         """
-        if n < 0:
-            raise negative_n_error("add", n)
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
         entry = self._index.get(key)
         if entry is None:
             tie_of = self._tie
@@ -120,8 +124,8 @@ class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
 
         Complexity: O(log n); HeapqMultiset: O(log n) amortised.
         """
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         entry = self._index.get(key)
         if entry is None:
             raise remove_absent_error(key)
@@ -142,6 +146,8 @@ class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
 
         Complexity: O(log n); HeapqMultiset: O(log n) amortised.
         """
+        if type(priority) is not int and not is_ordered(priority):
+            raise unordered_error(priority)
         entry = self._index.get(key)
         if entry is None:
             tie_of = self._tie
@@ -471,6 +477,7 @@ class CounterMultiset(MultisetBase[K, P]):
         self._prio: dict[K, P] = {}
         self._ties: dict[K, Any] = {}
         if initial:
+            check_priorities(initial.values())
             for key, prio in initial.items():
                 self._insert(key, prio)
 
@@ -486,8 +493,8 @@ class CounterMultiset(MultisetBase[K, P]):
 
         Complexity: O(1).
         """
-        if n < 0:
-            raise negative_n_error("add", n)
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
         prio = self._prio
         if key in prio:
             old: Any = prio[key]
@@ -503,8 +510,8 @@ class CounterMultiset(MultisetBase[K, P]):
 
         Complexity: O(1).
         """
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         prio = self._prio
         if key not in prio:
             raise remove_absent_error(key)
@@ -523,6 +530,8 @@ class CounterMultiset(MultisetBase[K, P]):
 
         Complexity: O(1).
         """
+        if type(priority) is not int and not is_ordered(priority):
+            raise unordered_error(priority)
         if key in self._prio:
             self._prio[key] = priority
         else:

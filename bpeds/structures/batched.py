@@ -39,7 +39,7 @@ from typing import Any, Generic, TypeVar
 
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
-    negative_n_error,
+    count_error,
     remove_absent_error,
     remove_too_many_error,
 )
@@ -180,16 +180,16 @@ class Batched(Generic[K, P]):
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0); deferred.
 
         ``n == 0`` inserts an absent key with priority 0 (applied at once);
-        ``n < 0`` raises ValueError.
+        ``n < 0`` raises ValueError, an ``n`` that is not an ``int`` TypeError.
 
         Complexity: O(1).
         """
-        if n > 0:
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
+        if n:
             pending = self._pending
             pending[key] = pending.get(key, 0) + n
             return
-        if n < 0:
-            raise negative_n_error("add", n)
         self._flush_key(key)
         self._inner.add(key, 0)
 
@@ -202,8 +202,8 @@ class Batched(Generic[K, P]):
 
         Complexity: O(1) plus one ``inner.count``.
         """
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         pending = self._pending
         delta = pending.get(key, 0)
         current: Any = self._count(key)

@@ -11,7 +11,9 @@ reading the binary digits of ``s`` after the leading 1 (0 = left,
 Ties among equal priorities go to the smallest tie key; ``_sift_up`` moves
 towards the root (see :mod:`bpeds.structures.multiset`).
 
-Not handled: priorities that are not totally ordered by ``<`` (NaN);
+A priority that is not totally ordered by ``<`` (NaN, a tuple holding NaN)
+is refused before anything changes (:func:`~bpeds.structures.multiset.is_ordered`),
+as is an ``add``/``remove`` count that is not an ``int``. Not handled:
 mutating the structure while iterating over ``items()``.
 """
 
@@ -25,10 +27,13 @@ from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     BinaryHeap,
     Ranked,
-    negative_n_error,
+    check_priorities,
+    count_error,
+    is_ordered,
     ranks_before,
     remove_absent_error,
     remove_too_many_error,
+    unordered_error,
 )
 from bpeds.structures.protocols import TieKey
 
@@ -85,6 +90,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
         super().__init__(tie)
         self._root: _Node[K, P] | None = None
         if initial:
+            check_priorities(initial.values())
             tie_of = self._tie
             nodes = self._index
             order: list[_Node[K, P]] = []
@@ -325,8 +331,8 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
 
         Complexity: O(log n) (an absent key also walks to the free slot).
         """
-        if n < 0:
-            raise negative_n_error("add", n)
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
         node = self._index.get(key)
         if node is None:
             self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
@@ -354,8 +360,8 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
 
         Complexity: O(log n).
         """
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         node = self._index.get(key)
         if node is None:
             raise remove_absent_error(key)
@@ -389,6 +395,8 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
 
         Complexity: O(log n).
         """
+        if type(priority) is not int and not is_ordered(priority):
+            raise unordered_error(priority)
         node = self._index.get(key)
         if node is None:
             self._insert(key, priority)

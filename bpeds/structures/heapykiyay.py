@@ -11,7 +11,9 @@ on CPython 3.11 a sift over slotted entries measured about 10-15% faster
 (slot reads are specialised like list subscripts, and ``e.pos = i`` avoids
 the index bounds check) and each entry is smaller.
 
-Not handled: priorities that are not totally ordered by ``<`` (NaN);
+A priority that is not totally ordered by ``<`` (NaN, a tuple holding NaN)
+is refused before anything changes (:func:`~bpeds.structures.multiset.is_ordered`),
+as is an ``add``/``remove`` count that is not an ``int``. Not handled:
 mutating the structure while iterating over ``items()``.
 """
 
@@ -25,10 +27,13 @@ from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     BinaryHeap,
     Ranked,
-    negative_n_error,
+    check_priorities,
+    count_error,
+    is_ordered,
     ranks_before,
     remove_absent_error,
     remove_too_many_error,
+    unordered_error,
 )
 from bpeds.structures.protocols import TieKey
 
@@ -83,6 +88,7 @@ class HeapyKiYay(BinaryHeap[K, P, _Entry[K, P]]):
         super().__init__(tie)
         self._heap: list[_Entry[K, P]] = []
         if initial:
+            check_priorities(initial.values())
             heap = self._heap
             index = self._index
             tie_of = self._tie
@@ -232,8 +238,8 @@ class HeapyKiYay(BinaryHeap[K, P, _Entry[K, P]]):
 
         Complexity: O(log n); O(1) when the key does not overtake its parent.
         """
-        if n < 0:
-            raise negative_n_error("add", n)
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
         entry = self._index.get(key)
         if entry is None:
             self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
@@ -261,8 +267,8 @@ class HeapyKiYay(BinaryHeap[K, P, _Entry[K, P]]):
 
         Complexity: O(log n).
         """
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         entry = self._index.get(key)
         if entry is None:
             raise remove_absent_error(key)
@@ -299,6 +305,8 @@ class HeapyKiYay(BinaryHeap[K, P, _Entry[K, P]]):
 
         Complexity: O(log n).
         """
+        if type(priority) is not int and not is_ordered(priority):
+            raise unordered_error(priority)
         entry = self._index.get(key)
         if entry is None:
             self._insert(key, priority)

@@ -390,6 +390,8 @@ class IndexedList(Generic[T]):
         # unchanged (at worst one extra entry, which is merely stale).
         index = self._index
         prev = node.prev
+        if prev is None and node.next is None:
+            hash(value)  # a node alone in its chunk forms no pair: refuse unhashable values too
         if prev is not None:
             key = (prev.val, value)
             entries = index.get(key)
@@ -436,6 +438,8 @@ class IndexedList(Generic[T]):
         # Index first, relink and relabel last (see set_value).
         index = self._index
         prev = node.prev
+        if prev is None and after is None:
+            hash(value)  # the merged node forms no pair: refuse unhashable values too
         if prev is not None:
             key = (prev.val, value)
             entries = index.get(key)

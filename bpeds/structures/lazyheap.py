@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     check_most_common_n,
+    count_error,
     empty_error,
-    negative_n_error,
     remove_absent_error,
     remove_too_many_error,
     resolve_tie,
@@ -41,6 +41,8 @@ from bpeds.structures.protocols import TieKey
 __all__ = ["LazyHeap"]
 
 K = TypeVar("K", bound=Hashable)
+
+_ABSENT: Any = object()
 
 #: The priorities a LazyHeap holds.
 Number = int | float
@@ -101,13 +103,6 @@ class LazyHeap(Generic[K]):
         tie = self._tie
         return (-prio, key) if tie is None else (-prio, tie(key), key)
 
-    def _push(self, key: K, prio: Number) -> None:
-        heap = self._heap
-        tie = self._tie
-        heappush(heap, (-prio, key) if tie is None else (-prio, tie(key), key))
-        if len(heap) > self.stale_factor * len(self._prio) + 64:
-            self._rebuild()
-
     def _rebuild(self) -> None:
         entry = self._entry
         self._heap = [entry(k, p) for k, p in self._prio.items()]
@@ -117,21 +112,44 @@ class LazyHeap(Generic[K]):
     # -- the Multiset protocol -----------------------------------------------
 
     def update(self, key: K, priority: Number) -> None:
-        """Set ``key``'s priority (inserting it). Complexity: O(log n) amortised."""
+        """Set ``key``'s priority (inserting it). Complexity: O(log n) amortised.
+
+        If the new entry cannot be compared with the others (keys of another
+        type at an equal priority raise ``TypeError``), the change is undone
+        (O(n)) and the error propagates.
+        """
         self._check_prio(priority)
-        self._prio[key] = priority
-        self._push(key, priority)
+        prio = self._prio
+        old = prio.get(key, _ABSENT)
+        prio[key] = priority
+        entry = self._entry(key, priority)
+        heap = self._heap
+        try:
+            heappush(heap, entry)
+        except BaseException:
+            if old is _ABSENT:
+                del prio[key]
+            else:
+                prio[key] = old
+            for i, e in enumerate(heap):
+                if e is entry:  # heappush left it in the list: take it out again
+                    heap[i] = heap[-1]
+                    heap.pop()
+                    heapify(heap)
+                    break
+            raise
+        self._bound()
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (absent keys start at 0). O(log n) amortised."""
-        if n < 0:
-            raise negative_n_error("add", n)
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
         self.update(key, self._prio.get(key, 0) + n)
 
     def remove(self, key: K, n: int = 1) -> None:
         """Decrease ``key``'s priority by ``n``; at exactly 0 the key leaves. O(log n) am."""
-        if n < 0:
-            raise negative_n_error("remove", n)
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
         cur = self._prio.get(key)
         if cur is None:
             raise remove_absent_error(key)
@@ -139,12 +157,20 @@ class LazyHeap(Generic[K]):
             raise remove_too_many_error(key, cur, n)
         if cur == n:
             del self._prio[key]
+            self._bound()
         else:
             self.update(key, cur - n)
 
     def discard(self, key: K) -> None:
-        """Forget ``key`` (its entries die in place). Complexity: O(1)."""
-        self._prio.pop(key, None)
+        """Forget ``key`` (its entries die in place). Complexity: O(1) amortised."""
+        if self._prio.pop(key, _ABSENT) is not _ABSENT:
+            self._bound()
+
+    def _bound(self) -> None:
+        """Rebuild when dead entries pass the bound ``check()`` holds: a key that leaves
+        shrinks the bound as much as a push grows the heap. O(1), O(n) on a rebuild."""
+        if len(self._heap) > self.stale_factor * len(self._prio) + 64:
+            self._rebuild()
 
     def count(self, key: K) -> Number:
         """``key``'s priority, or 0 if absent. Complexity: O(1)."""
@@ -171,6 +197,7 @@ class LazyHeap(Generic[K]):
         key, p = self.top()
         heappop(self._heap)
         del self._prio[key]
+        self._bound()
         return key, p
 
     def most_common(self, n: int | None = None) -> list[tuple[K, Number]]:

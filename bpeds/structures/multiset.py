@@ -48,13 +48,17 @@ __all__ = [
     "MultisetBase",
     "Ranked",
     "check_most_common_n",
+    "check_priorities",
+    "count_error",
     "empty_error",
+    "is_ordered",
     "negative_n_error",
     "rank_sorted",
     "ranks_before",
     "remove_absent_error",
     "remove_too_many_error",
     "resolve_tie",
+    "unordered_error",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -161,6 +165,60 @@ def negative_n_error(method: str, n: int) -> ValueError:
     return ValueError(
         f"{method}(key, n) needs n >= 0, got {n!r}; use {other}() to go the other way"
     )
+
+
+def count_error(method: str, n: object) -> Exception:
+    """The error for ``add``/``remove`` with a bad ``n``: a count is an ``int >= 0``.
+
+    ``TypeError`` for anything but an ``int`` (``1.5``, ``nan``, ``True``),
+    ``ValueError`` for a negative one. Complexity: O(1).
+
+    >>> count_error("add", 1.5)
+    TypeError('add(key, n) needs n to be an int count, got float 1.5')
+    """
+    if type(n) is not int:
+        return TypeError(
+            f"{method}(key, n) needs n to be an int count, got {type(n).__name__} {n!r}"
+        )
+    return negative_n_error(method, n)
+
+
+def is_ordered(priority: object) -> bool:
+    """Whether ``priority`` is totally ordered by ``<``: not NaN, nor a tuple holding one.
+
+    >>> is_ordered(3), is_ordered(2.5), is_ordered((1, float("nan"))), is_ordered(float("nan"))
+    (True, True, False, False)
+
+    Ints are checked by type alone; floats by ``p == p``; tuples element by
+    element; anything else by ``p == p`` (``Decimal("NaN")`` is not equal to
+    itself). Complexity: O(size of the priority).
+    """
+    kind = type(priority)
+    if kind is int:
+        return True
+    if kind is float:
+        return priority == priority
+    if kind is tuple:
+        return all(is_ordered(x) for x in priority)  # type: ignore[attr-defined]
+    try:
+        return bool(priority == priority)
+    except Exception:
+        return False
+
+
+def unordered_error(priority: object) -> PreconditionError:
+    """The error for a priority that breaks the total order (NaN). Complexity: O(1)."""
+    return PreconditionError(
+        f"priority {priority!r} has no order (NaN compares false with everything), so a heap "
+        "holding it would answer wrongly; nothing was changed"
+    )
+
+
+def check_priorities(priorities: Iterable[object]) -> None:
+    """Raise :func:`unordered_error` for the first priority that is not ordered. O(n)."""
+    for p in priorities:
+        if type(p) is not int and not is_ordered(p):
+            raise unordered_error(p)
 
 
 def remove_absent_error(key: object) -> PreconditionError:

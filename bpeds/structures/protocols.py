@@ -46,7 +46,8 @@ class Multiset(Protocol[K, P]):
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
 
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError.
+        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError;
+        an ``n`` that is not an ``int`` raises TypeError, with nothing changed.
         """
         ...
 
@@ -59,7 +60,10 @@ class Multiset(Protocol[K, P]):
         ...
 
     def update(self, key: K, priority: P) -> None:
-        """Set ``key``'s priority (inserting it if absent), sifting either way."""
+        """Set ``key``'s priority (inserting it if absent), sifting either way.
+
+        A priority without a total order (NaN) raises ValueError with nothing changed.
+        """
         ...
 
     def discard(self, key: K) -> None:

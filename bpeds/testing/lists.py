@@ -17,7 +17,8 @@ contract::
 simple model (plain Python lists) side by side, keeps every node it ever saw
 in a Bundle (dead ones included, plus a node of a *foreign* instance), and
 compares every result -- or the exception type: a dead or foreign node must
-raise :class:`~bpeds.errors.PreconditionError` exactly where the model does.
+raise :class:`~bpeds.errors.PreconditionError` exactly where the model does, and an
+unhashable value ``TypeError`` with the list left as it was.
 ``check()``, the values, the length (and the chunks) are compared after every
 step.
 
@@ -433,6 +434,24 @@ def indexed_list_machine(factory: Any, *, alphabet: int = ALPHABET) -> type[Rule
             _same_outcome(
                 lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
             )
+
+        @rule(node=nodes)
+        def unhashable_value_rejected(self, node: Any) -> None:
+            """``set_value`` and ``merge_with_next`` (if the structure has it) refuse an
+            unhashable value with ``TypeError`` and change nothing (the invariants compare
+            the list with the model after the step)."""
+            i = self.seen.of(node)
+            if not self.model.alive(i):
+                return
+            calls: list[Callable[[], Any]] = [lambda: self.real.set_value(node, ["x"])]
+            if hasattr(self.real, "merge_with_next") and self.model.successor(i) is not None:
+                calls.append(lambda: self.real.merge_with_next(node, ["x"]))
+            for call in calls:
+                try:
+                    call()
+                except TypeError:
+                    continue
+                raise AssertionError("an unhashable value was accepted")
 
         @rule(value=values)
         def foreign_node_rejected(self, value: int) -> None:

@@ -29,9 +29,14 @@ shape or insertion order decide a tie fails quickly. A ``burst`` rule applies
 a run of ``add``/``remove`` calls between queries, as a BPE merge does, so a
 batching implementation really accumulates deltas.
 
-Not covered: thread safety, priorities without a total order (NaN), keys
-other than small ints, comparators that raise (see the tests of each
-structure for those).
+A ``rejected`` rule makes every run try the operations the protocol refuses
+(:data:`REJECTED`: a NaN priority, or a tuple holding one; a count that is
+not an ``int >= 0``, such as ``1.5`` or NaN) and checks that each raises
+``TypeError`` or ``ValueError`` and leaves the contents, the order and
+``check()`` as they were.
+
+Not covered: thread safety, keys other than small ints, comparators that
+raise (see the tests of each structure for those).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from bpeds.structures.protocols import TieKey
 
 __all__ = [
     "KINDS",
+    "REJECTED",
     "MultisetModel",
     "PriorityKind",
     "keys",
@@ -224,6 +230,20 @@ def priorities(kind: PriorityKind = "int") -> st.SearchStrategy[Any]:
 
 # -- the state machine --------------------------------------------------------------------------
 
+_NAN = float("nan")
+#: Operations every Multiset must refuse (``TypeError`` or ``ValueError``) before changing
+#: anything: priorities without a total order, and counts that are not ``int >= 0``.
+REJECTED: tuple[tuple[str, Any], ...] = (
+    ("update", _NAN),
+    ("update", (1, _NAN)),
+    ("add", _NAN),
+    ("add", 1.5),
+    ("add", -1),
+    ("remove", 0.5),
+    ("remove", _NAN),
+    ("remove", -1),
+)
+
 
 def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, type[BaseException] | None]:
     try:
@@ -307,6 +327,24 @@ def multiset_machine(
         def update(self, key: int, data: st.DataObject) -> None:
             prio = data.draw(priorities(self.kind), label="priority")
             self._both(f"update({key}, {prio!r})", "update", key, prio)
+
+        @rule(key=key_st, bad=st.sampled_from(REJECTED))
+        def rejected(self, key: int, bad: tuple[str, Any]) -> None:
+            """An operation the protocol refuses raises and changes nothing."""
+            method, arg = bad
+            try:
+                getattr(self.real, method)(key, arg)
+            except (TypeError, ValueError):
+                pass
+            else:
+                raise AssertionError(f"{method}({key}, {arg!r}) was accepted; it must raise")
+            self.real.check()
+            _same(f"len() after a rejected {method}", len(self.real), len(self.model))
+            _same(
+                f"most_common() after a rejected {method}({key}, {arg!r})",
+                self.real.most_common(),
+                self.model.most_common(),
+            )
 
         @rule(key=key_st)
         def discard(self, key: int) -> None:

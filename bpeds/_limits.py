@@ -1,0 +1,148 @@
+"""Bounds on what reading a file may cost, shared by every loader.
+
+Not public API; the limits are documented in ``docs/security.md`` and by the
+loaders that apply them:
+
+- :func:`read_limited`: a model file is read only if it is a regular file or a
+  pipe (never a device such as ``/dev/zero``) and at most
+  :data:`MAX_MODEL_BYTES` long;
+- :func:`parse_json_limited`: JSON nested too deep or holding an integer too
+  long for Python to convert is an error of the file, not a ``RecursionError``
+  or a bare ``ValueError``;
+- :func:`check_text`: strings from a file must be text (no lone surrogates), so
+  that what was loaded can be saved again;
+- :func:`short_repr`: error messages quote at most a few dozen characters of a
+  value, however large or deeply nested.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import reprlib
+import stat
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "MAX_MODEL_BYTES",
+    "check_text",
+    "first_surrogate",
+    "parse_json_limited",
+    "read_limited",
+    "short_repr",
+]
+
+#: The largest model file any loader reads (256 MiB; real tokenizers take a few MB to 40 MB).
+MAX_MODEL_BYTES = 256 << 20
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = 60
+_REPR.maxother = 60
+_REPR.maxlevel = 3
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 6
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` cut to a few dozen characters, safe on deeply nested values.
+
+    >>> short_repr("x" * 1000)[:12], len(short_repr("x" * 1000)) < 70
+    ("'xxxxxxxxxxx", True)
+    >>> nested: list[object] = []
+    >>> for _ in range(100_000):
+    ...     nested = [nested]
+    >>> short_repr(nested)
+    '[[[[...]]]]'
+    """
+    return _REPR.repr(value)
+
+
+def read_limited(
+    path: str | os.PathLike[str],
+    what: str,
+    error: Callable[[str], Exception],
+    limit: int | None = None,
+) -> bytes:
+    """The bytes of the file at ``path``, refusing what no model file is.
+
+    A directory, a device (``/dev/zero``, a terminal) or a socket raises
+    ``error(message)``, as does a file longer than ``limit`` bytes (default
+    :data:`MAX_MODEL_BYTES`; a pipe is read up to the limit and refused past
+    it). ``what`` names the expected kind of file in messages ("a model
+    file"). A missing or unreadable file raises the ``OSError`` of ``open``.
+    Complexity: O(size of the file), reading at most ``limit + 1`` bytes.
+    """
+    limit = MAX_MODEL_BYTES if limit is None else limit
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise error(f"{name} is a directory, not {what}")
+    with open(name, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise error(f"{name} is not a regular file (a device or socket), not {what}")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise error(
+            f"{name} is larger than {limit} bytes, the most bpeds reads as {what} "
+            "(bpeds._limits.MAX_MODEL_BYTES)"
+        )
+    return data
+
+
+def parse_json_limited(text: str | bytes, where: str, error: Callable[[str], Exception]) -> Any:
+    """``json.loads(text)``, every way it can fail raised as ``error(message)`` naming ``where``.
+
+    Invalid JSON, nesting deeper than Python's recursion limit and integers
+    of more digits than Python converts (4300 by default) all become
+    ``error``; nothing else is caught.
+
+    >>> parse_json_limited("[" * 100_000, "x", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: x is not a readable JSON document (nested too deeply)
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where} is not valid JSON (truncated or corrupt): {exc}") from None
+    except RecursionError:
+        raise error(f"{where} is not a readable JSON document (nested too deeply)") from None
+    except ValueError as exc:  # an integer too long to convert
+        raise error(f"{where} is not a readable JSON document ({exc})") from None
+
+
+def first_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text``, or ``None`` if it is all text.
+
+    >>> first_surrogate("ok"), first_surrogate("a\\ud800")
+    (None, 1)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def check_text(value: object, what: str, error: Callable[[str], Exception]) -> None:
+    """Raise ``error`` if any string in ``value`` (keys too, at any depth) is not text.
+
+    A lone surrogate (``"\\ud800"`` in JSON) is not text: it has no UTF-8
+    form, so a tokenizer holding one could not be saved. Walks without
+    recursion. Complexity: O(size of ``value``).
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            at = first_surrogate(item)
+            if at is not None:
+                raise error(
+                    f"{what} holds the lone surrogate U+{ord(item[at]):04X} in {short_repr(item)}, "
+                    "which is not text (a file of bpeds holds only valid Unicode)"
+                )
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
