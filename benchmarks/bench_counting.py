@@ -3,8 +3,8 @@
 Every measurement is a fresh child process (``_common.run_child``), the configurations
 alternating round by round; the table shows medians. What is timed is the count itself
 (``bpeds.count`` or ``bpeds.training.count_to_file``), not interpreter start-up or starting
-the cluster (reported apart). Peak RSS is the counting process's own (``VmHWM``; workers
-are other processes, not included).
+the cluster (reported apart). Peak RSS is the counting process's own (``VmHWM``); for Dask the
+largest peak among the worker processes is reported in its own column.
 
     .venv/bin/python benchmarks/bench_counting.py                 # 3 rounds, 8 files, ~13 MB
     .venv/bin/python benchmarks/bench_counting.py --files 16 --repeat 5
@@ -73,9 +73,17 @@ def job(config: str, paths: list[Path], out: Path) -> dict[str, object]:
             t = time.perf_counter()
             counts = bpeds.count(paths, executor=client)
             report["seconds"] = time.perf_counter() - t
+
+            def worker_peak() -> float:  # sent by value: workers cannot import _common
+                for line in Path("/proc/self/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+                return 0.0
+
+            report["worker_rss"] = max(client.run(worker_peak).values())
     elif config.startswith("budget"):
         t = time.perf_counter()
-        pieces, _ = count_to_file(paths, out, max_memory=16 << 20, overwrite=True)
+        pieces, _ = count_to_file(paths, out, max_memory=16 << 20, overwrite=True, workers=1)
         report["seconds"] = time.perf_counter() - t
         report["distinct"] = pieces
     else:
@@ -122,6 +130,7 @@ def main() -> None:
         secs = median(float(r["seconds"]) for r in results[config])  # type: ignore[arg-type]
         rss = median(r.get("peak_rss_mib") for r in results[config])  # type: ignore[misc]
         start = median(r.get("startup") for r in results[config])  # type: ignore[misc]
+        workers_rss = median(r.get("worker_rss") for r in results[config])  # type: ignore[misc]
         assert secs is not None
         assert base is not None
         rows.append(
@@ -131,6 +140,7 @@ def main() -> None:
                 f"{size / secs / 1e6:.1f}",
                 f"{secs / base:.2f}x",
                 "" if rss is None else f"{rss:.0f}",
+                "" if workers_rss is None else f"{workers_rss:.0f}",
                 "" if start is None else f"{start:.1f}",
             ]
         )
@@ -141,7 +151,15 @@ def main() -> None:
         f"medians of {args.repeat} rounds"
     )
     print(f"{info['cpu']}; {info['cores']}; load {info['load_average']}; {info['date']}")
-    header = ["counting", "seconds", "MB/s", "time / local w=1", "peak RSS MiB", "cluster start s"]
+    header = [
+        "counting",
+        "seconds",
+        "MB/s",
+        "time / local w=1",
+        "peak RSS MiB",
+        "largest worker peak RSS MiB",
+        "cluster start s",
+    ]
     print(markdown_table(header, rows))
 
 
