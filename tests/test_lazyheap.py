@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import assert_type
+from typing import Literal, assert_type
 
 import pytest
 from hypothesis import settings
 
 from bpeds.errors import EmptyError, InvariantError
 from bpeds.structures import LazyHeap
-from bpeds.testing import multiset_machine
+from bpeds.testing import MultisetModel, multiset_machine
 from tests.budget import examples
 
 LazyHeapMachine = multiset_machine(
@@ -20,6 +20,39 @@ LazyHeapMachine.TestCase.settings = settings(
     max_examples=examples(ci=200, local=50), stateful_step_count=50
 )
 TestLazyHeapMachine = LazyHeapMachine.TestCase
+
+MinLazyHeapMachine = multiset_machine(
+    lambda tie: LazyHeap(tie=tie, stale_factor=1, order="min"),
+    kinds=("int", "float"),
+    order="min",
+    initial_factory=lambda initial, tie: LazyHeap(initial, tie=tie, order="min"),
+)
+MinLazyHeapMachine.TestCase.settings = settings(
+    max_examples=examples(ci=100, local=25), stateful_step_count=50
+)
+TestMinLazyHeapMachine = MinLazyHeapMachine.TestCase
+
+
+@pytest.mark.parametrize("order", ["max", "min"])
+def test_most_common_walks_past_dead_entries(order: Literal["max", "min"]) -> None:
+    """The best-first walk skips dead and duplicate entries, and rebuilds when they pile up."""
+    sign = 1 if order == "max" else -1
+    h: LazyHeap[int] = LazyHeap({k: sign * k for k in range(1000)}, order=order)
+    model = MultisetModel({k: sign * k for k in range(1000)}, order=order)
+    for k in range(990, 1000):  # the best ten fall (in top order): ten dead entries in front
+        h.update(k, sign * (k - 500))
+        model.update(k, sign * (k - 500))
+    h.update(5, sign * 5)  # a duplicate live entry
+    rebuilds = h.rebuilds
+    assert h.most_common(5) == model.most_common(5)
+    assert h.rebuilds == rebuilds  # 10 dead entries: under the 2 * 5 + 64 limit
+    for k in range(600, 990):
+        h.update(k, sign * (k - 800))
+        model.update(k, sign * (k - 800))
+    assert h.most_common(3) == model.most_common(3)
+    assert h.rebuilds == rebuilds + 1  # 400 dead ahead of the answers, over 1/4 of the keys
+    h.check()
+    assert h.most_common(1000) == model.most_common()
 
 
 def test_dead_entries_are_skipped_and_rebuilt_away() -> None:

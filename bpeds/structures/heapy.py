@@ -319,8 +319,9 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
 
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises
-        ValueError. Assumes ``priority + n >= priority`` (true of numbers).
+        A result of exactly 0 removes the key (``add(k, 0)`` leaves an absent
+        key absent); ``n < 0`` raises ValueError. Assumes ``priority + n >=
+        priority`` (true of numbers).
         If a comparison raises, the change is undone and the error propagates.
 
         Complexity: O(log n) (an absent key also walks to the free slot).
@@ -329,10 +330,14 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
             raise negative_n_error("add", n)
         node = self._index.get(key)
         if node is None:
-            self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
+            if n:
+                self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
             return
         old: Any = node.prio
         new = old + n
+        if new == 0:
+            self._delete(node)
+            return
         node.prio = new
         if not n:
             return
@@ -384,7 +389,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
     def update(self, key: K, priority: P) -> None:
         """Set ``key``'s priority (inserting it if absent), sifting either way.
 
-        A priority of 0 keeps the key present. If a comparison raises, the
+        Any priority, 0 and negatives included, keeps the key. If a comparison raises, the
         change is undone and the error propagates.
 
         Complexity: O(log n).

@@ -30,13 +30,14 @@ from typing import Any, Generic, TypeVar
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     check_most_common_n,
+    check_order,
     empty_error,
     negative_n_error,
     remove_absent_error,
     remove_too_many_error,
     resolve_tie,
 )
-from bpeds.structures.protocols import TieKey
+from bpeds.structures.protocols import Order, TieKey
 
 __all__ = ["LazyHeap"]
 
@@ -47,7 +48,7 @@ Number = int | float
 
 
 class LazyHeap(Generic[K]):
-    """Max-heap of numeric priorities, lazy, in C ``heapq``.
+    """Max-heap (or, with ``order="min"``, min-heap) of numeric priorities, lazy, in C ``heapq``.
 
     >>> h = LazyHeap({"b": 3, "a": 5, "c": 5})
     >>> h.top()            # 5 is the largest priority; "a" < "c" breaks the tie
@@ -55,6 +56,9 @@ class LazyHeap(Generic[K]):
     >>> h.update("a", 1); h.discard("c")
     >>> h.pop(), len(h)
     (('b', 3), 1)
+    >>> dist = LazyHeap({"s": 0.0, "t": 7.5}, order="min")
+    >>> dist.update("t", 2.5); dist.pop(), dist.pop()
+    (('s', 0.0), ('t', 2.5))
 
     ========================= ===============================================
     operation                 cost
@@ -62,11 +66,19 @@ class LazyHeap(Generic[K]):
     update / add / remove     O(log n) (one C ``heappush``), amortised
     discard / count / in      O(1)
     top / pop                 O(log n) amortised (dead entries are popped once)
-    most_common(k)            O(n log n)
+    most_common(k)            O((k + d) log(k + d)), d: dead entries it passes
     ========================= ===============================================
     """
 
-    __slots__ = ("_heap", "_prio", "_tie", "rebuilds", "stale_factor", "stale_skipped")
+    __slots__ = (
+        "_heap",
+        "_prio",
+        "_sign",
+        "_tie",
+        "rebuilds",
+        "stale_factor",
+        "stale_skipped",
+    )
 
     def __init__(
         self,
@@ -74,10 +86,15 @@ class LazyHeap(Generic[K]):
         *,
         tie: TieKey | None = None,
         stale_factor: int = 2,
+        order: Order = "max",
     ) -> None:
         self._tie = resolve_tie(tie)
+        # Entries hold sign * priority: -priority for "max", so C heapq's min is our best.
+        self._sign = -1 if check_order(order) == "max" else 1
         self._prio: dict[K, Number] = {}
         self._heap: list[tuple[Any, ...]] = []
+        if not isinstance(stale_factor, int) or stale_factor < 1:
+            raise ValueError(f"stale_factor must be an int >= 1, got {stale_factor!r}")
         self.stale_factor = stale_factor
         #: Dead entries dropped from the root, and full rebuilds (operation counters).
         self.stale_skipped = 0
@@ -87,6 +104,11 @@ class LazyHeap(Generic[K]):
                 self._check_prio(prio)
                 self._prio[key] = prio
             self._rebuild()
+
+    @property
+    def order(self) -> Order:
+        """``"max"`` (largest priority first) or ``"min"``. Complexity: O(1)."""
+        return "max" if self._sign < 0 else "min"
 
     @staticmethod
     def _check_prio(prio: object) -> None:
@@ -99,12 +121,14 @@ class LazyHeap(Generic[K]):
 
     def _entry(self, key: K, prio: Number) -> tuple[Any, ...]:
         tie = self._tie
-        return (-prio, key) if tie is None else (-prio, tie(key), key)
+        p = self._sign * prio
+        return (p, key) if tie is None else (p, tie(key), key)
 
     def _push(self, key: K, prio: Number) -> None:
         heap = self._heap
         tie = self._tie
-        heappush(heap, (-prio, key) if tie is None else (-prio, tie(key), key))
+        p = self._sign * prio
+        heappush(heap, (p, key) if tie is None else (p, tie(key), key))
         if len(heap) > self.stale_factor * len(self._prio) + 64:
             self._rebuild()
 
@@ -117,16 +141,23 @@ class LazyHeap(Generic[K]):
     # -- the Multiset protocol -----------------------------------------------
 
     def update(self, key: K, priority: Number) -> None:
-        """Set ``key``'s priority (inserting it). Complexity: O(log n) amortised."""
+        """Set ``key``'s priority (inserting it; any value keeps it). O(log n) amortised."""
         self._check_prio(priority)
         self._prio[key] = priority
         self._push(key, priority)
 
     def add(self, key: K, n: int = 1) -> None:
-        """Increase ``key``'s priority by ``n`` (absent keys start at 0). O(log n) amortised."""
+        """Increase ``key``'s priority by ``n`` (absent keys start at 0); at exactly 0 it leaves.
+
+        ``add(k, 0)`` leaves an absent key absent. Complexity: O(log n) amortised.
+        """
         if n < 0:
             raise negative_n_error("add", n)
-        self.update(key, self._prio.get(key, 0) + n)
+        value = self._prio.get(key, 0) + n
+        if value == 0:
+            self._prio.pop(key, None)
+        else:
+            self.update(key, value)
 
     def remove(self, key: K, n: int = 1) -> None:
         """Decrease ``key``'s priority by ``n``; at exactly 0 the key leaves. O(log n) am."""
@@ -139,7 +170,7 @@ class LazyHeap(Generic[K]):
             raise remove_too_many_error(key, cur, n)
         if cur == n:
             del self._prio[key]
-        else:
+        elif n:
             self.update(key, cur - n)
 
     def discard(self, key: K) -> None:
@@ -151,16 +182,16 @@ class LazyHeap(Generic[K]):
         return self._prio.get(key, 0)
 
     def top(self) -> tuple[K, Number]:
-        """The live entry with the largest priority (smallest tie key among equals).
+        """The live entry ranked first (largest priority, or smallest with ``order="min"``).
 
-        Complexity: O(log n) amortised; raises EmptyError when empty.
+        Ties go to the smallest tie key. Complexity: O(log n) amortised;
+        raises EmptyError when empty.
         """
-        heap, prio = self._heap, self._prio
+        heap, prio, sign = self._heap, self._prio, self._sign
         while heap:
             entry = heap[0]
             key = entry[-1]
-            p = -entry[0]
-            if prio.get(key) == p:
+            if prio.get(key) == sign * entry[0]:
                 return key, prio[key]
             heappop(heap)
             self.stale_skipped += 1
@@ -174,11 +205,60 @@ class LazyHeap(Generic[K]):
         return key, p
 
     def most_common(self, n: int | None = None) -> list[tuple[K, Number]]:
-        """The ``n`` largest items, largest first (all when ``None``). O(n log n)."""
+        """The first ``n`` items in ``top()`` order (all when ``None``).
+
+        Walks the heap best-first from the root (a frontier of candidates in
+        C ``heapq``), skipping dead entries. If the walk passes more than
+        ``2 * n + 64`` dead entries and dead entries are at least a quarter of
+        the live keys, the heap is rebuilt first (O(size), paid for by the
+        pushes that made those entries) and the walk starts again.
+
+        Complexity: O((n + d) log(n + d)) where d is the number of dead entries
+        ranked before the n-th answer (none when priorities only move away
+        from the top, and at most ``2 * n + 64`` otherwise, amortised);
+        O(size log size) for ``n=None``.
+        """
         check_most_common_n(n)
-        entry = self._entry
-        ranked = sorted(self._prio.items(), key=lambda kv: entry(*kv))
-        return ranked if n is None else ranked[:n]
+        prio = self._prio
+        if n is None or 4 * n >= len(prio):
+            ranked = sorted(self._entry(k, p) for k, p in prio.items())
+            return [(e[-1], prio[e[-1]]) for e in ranked[:n]]
+        for attempt in (0, 1):
+            out = self._walk(n, None if attempt else 2 * n + 64)
+            if out is not None:
+                return out
+            self._rebuild()
+        raise AssertionError("unreachable: a walk after a rebuild passes no dead entry")
+
+    def _walk(self, n: int, dead_limit: int | None) -> list[tuple[K, Number]] | None:
+        """The first ``n`` live items by a best-first walk; None to ask for a rebuild."""
+        heap, prio, sign = self._heap, self._prio, self._sign
+        size = len(heap)
+        out: list[tuple[K, Number]] = []
+        seen: set[K] = set()
+        frontier: list[tuple[tuple[Any, ...], int]] = [(heap[0], 0)] if heap else []
+        dead = 0
+        while frontier and len(out) < n:
+            entry, i = heappop(frontier)
+            key = entry[-1]
+            current = prio.get(key)
+            if current is not None and current == sign * entry[0] and key not in seen:
+                seen.add(key)
+                out.append((key, current))
+            else:
+                dead += 1
+                if (
+                    dead_limit is not None
+                    and dead > dead_limit
+                    and 4 * (size - len(prio)) >= len(prio)
+                ):
+                    return None
+            c = 2 * i + 1
+            if c < size:
+                heappush(frontier, (heap[c], c))
+                if c + 1 < size:
+                    heappush(frontier, (heap[c + 1], c + 1))
+        return out
 
     def items(self) -> Iterator[tuple[K, Number]]:
         """Every ``(key, priority)``, in no particular order. O(1) per item."""
@@ -187,17 +267,18 @@ class LazyHeap(Generic[K]):
     def check(self) -> None:
         """Heap order, a live entry for every key, and the rebuild bound. O(n)."""
         heap = self._heap
+        sign = self._sign
         for i in range(1, len(heap)):
             if heap[i] < heap[(i - 1) // 2]:
                 raise InvariantError(f"heap order broken at {i}", self._dump())
         prio = self._prio
-        live = {e[-1] for e in heap if e[-1] in prio and prio[e[-1]] == -e[0]}
+        live = {e[-1] for e in heap if e[-1] in prio and prio[e[-1]] == sign * e[0]}
         if len(live) != len(prio):
             missing = sorted(map(repr, prio.keys() - live))
             raise InvariantError(f"keys without a live heap entry: {missing}", self._dump())
         if self._tie is not None:
             for e in heap:
-                if e[-1] in prio and prio[e[-1]] == -e[0] and e[1] != self._tie(e[-1]):
+                if e[-1] in prio and prio[e[-1]] == sign * e[0] and e[1] != self._tie(e[-1]):
                     raise InvariantError(f"stale tie key in {e!r}", self._dump())
         if len(heap) > self.stale_factor * len(prio) + 64:
             raise InvariantError("dead entries exceed the rebuild bound", self._dump())
@@ -215,4 +296,5 @@ class LazyHeap(Generic[K]):
         return iter(list(self._prio))
 
     def __repr__(self) -> str:
-        return f"LazyHeap({dict(self._prio)!r})"
+        order = ", order='min'" if self._sign > 0 else ""
+        return f"LazyHeap({dict(self._prio)!r}{order})"

@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from bpeds.errors import EmptyError, InvariantError, PreconditionError
-from bpeds.structures.protocols import TieKey
+from bpeds.structures.protocols import Order, TieKey
 
 __all__ = [
     "KINDS",
@@ -78,8 +78,17 @@ class MultisetModel(Generic[K, P]):
     ('a', 2)
     """
 
-    def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
+    def __init__(
+        self,
+        initial: Mapping[K, P] | None = None,
+        *,
+        tie: TieKey | None = None,
+        order: Order = "max",
+    ) -> None:
         """An empty model, then ``update`` for each initial item. Complexity: O(n)."""
+        if order not in ("max", "min"):
+            raise ValueError(f"order must be 'max' or 'min', got {order!r}")
+        self.order: Order = order
         self._tie = tie
         self._prio: dict[K, Any] = {}
         self._ties: dict[K, Any] = {}
@@ -91,13 +100,16 @@ class MultisetModel(Generic[K, P]):
         self._prio[key] = prio
 
     def add(self, key: K, n: int = 1) -> None:
-        """``count += n``; an absent key starts at 0. Complexity: O(1)."""
+        """``count += n``; an absent key starts at 0; a count of exactly 0 leaves. O(1)."""
         if n < 0:
             raise ValueError(f"negative n {n!r}")
-        if key in self._prio:
-            self._prio[key] = self._prio[key] + n
+        count = self._prio.get(key, 0) + n
+        if count == 0:
+            self.discard(key)
+        elif key in self._prio:
+            self._prio[key] = count
         else:
-            self._insert(key, 0 + n)
+            self._insert(key, count)
 
     def remove(self, key: K, n: int = 1) -> None:
         """``count -= n``; the key leaves at 0. Complexity: O(1)."""
@@ -134,6 +146,8 @@ class MultisetModel(Generic[K, P]):
 
     def _compare(self, a: K, b: K) -> int:
         pa, pb = self._prio[a], self._prio[b]
+        if self.order == "min":
+            pa, pb = pb, pa
         if pb < pa:
             return -1
         if pa < pb:
@@ -142,7 +156,10 @@ class MultisetModel(Generic[K, P]):
         return -1 if ta < tb else 1 if tb < ta else 0
 
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
-        """Sort everything best first and slice. Complexity: O(size log size)."""
+        """Sort everything best first (largest, or smallest for "min") and slice.
+
+        Complexity: O(size log size).
+        """
         if n is not None and n < 0:
             raise ValueError(f"negative n {n!r}")
         ranked = sorted(self._prio, key=cmp_to_key(self._compare))
@@ -225,11 +242,17 @@ def priorities(kind: PriorityKind = "int") -> st.SearchStrategy[Any]:
 # -- the state machine --------------------------------------------------------------------------
 
 
-def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, type[BaseException] | None]:
+def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
     try:
         return fn(*args), None
     except Exception as exc:
-        return None, type(exc)
+        return None, exc
+
+
+def _raised(exc: Exception | None) -> str:
+    if exc is None:
+        return "did not raise"
+    return f"raised {type(exc).__name__}({str(exc)!r})"
 
 
 def _same(what: str, real: object, model: object) -> None:
@@ -242,17 +265,26 @@ def multiset_machine(
     *,
     kinds: Sequence[PriorityKind] = KINDS,
     n_keys: int = N_KEYS,
+    order: Order = "max",
+    initial_factory: Callable[[Mapping[int, Any], TieKey | None], Any] | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A state machine testing ``factory(tie)`` against :class:`MultisetModel`.
 
     ``kinds`` limits the priority kinds drawn (see :func:`priorities`);
-    ``n_keys`` the key range. Every rule compares results or exception
-    types; ``check()`` runs after every step.
+    ``n_keys`` the key range; ``order`` is the order the structure under test
+    was built with (``"max"`` or ``"min"``: the model follows it).
+    ``initial_factory(initial, tie)``, if given, builds the structure from an
+    initial mapping (its constructor's ``initial=``); each run then draws
+    which of the two ways to build. Every rule compares results or exception
+    types (exactly: a subclass is not enough); ``check()`` runs after every step.
     """
     for kind in kinds:
         priorities(kind)  # reject unknown kinds now
+    if order not in ("max", "min"):
+        raise ValueError(f"order must be 'max' or 'min', got {order!r}")
     key_st = keys(n_keys)
     small_n = st.integers(-1, 3)
+    ways = [False, True] if initial_factory is not None else [False]
 
     class MultisetMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -261,12 +293,26 @@ def multiset_machine(
             self.real: Any = None
             self.model: MultisetModel[int, Any] = MultisetModel()
 
-        @initialize(kind=st.sampled_from(list(kinds)), tie=tie_functions(), data=st.data())
-        def build(self, kind: PriorityKind, tie: TieKey | None, data: st.DataObject) -> None:
+        @initialize(
+            kind=st.sampled_from(list(kinds)),
+            tie=tie_functions(),
+            from_initial=st.sampled_from(ways),
+            data=st.data(),
+        )
+        def build(
+            self, kind: PriorityKind, tie: TieKey | None, from_initial: bool, data: st.DataObject
+        ) -> None:
             self.kind = kind
+            self.model = MultisetModel(tie=tie, order=order)
+            initial = data.draw(
+                st.dictionaries(key_st, priorities(kind), max_size=n_keys), label="initial"
+            )
+            if from_initial and initial_factory is not None:
+                self.real = initial_factory(initial, tie)
+                for key, prio in initial.items():
+                    self.model.update(key, prio)
+                return
             self.real = factory(tie)
-            self.model = MultisetModel(tie=tie)
-            initial = data.draw(st.dictionaries(key_st, priorities(kind), max_size=n_keys))
             for key, prio in initial.items():
                 self.real.update(key, prio)
                 self.model.update(key, prio)
@@ -274,10 +320,12 @@ def multiset_machine(
         def _both(self, what: str, method: str, *args: Any) -> Any:
             real, real_exc = _outcome(getattr(self.real, method), *args)
             model, model_exc = _outcome(getattr(self.model, method), *args)
-            if real_exc is not model_exc:
+            if type(real_exc) is not type(model_exc):
+                expected = (
+                    "did not raise" if model_exc is None else f"raised {type(model_exc).__name__}"
+                )
                 raise AssertionError(
-                    f"{what}: implementation raised {real_exc and real_exc.__name__}, "
-                    f"the model {model_exc and model_exc.__name__}"
+                    f"{what}: implementation {_raised(real_exc)}; the model {expected}"
                 )
             _same(what, real, model)
             return real
