@@ -8,20 +8,42 @@ The layers, each usable on its own:
 - :class:`Tokenizer` and :func:`train`: a byte-level BPE tokenizer on top (encode and
   decode with tiktoken's semantics, save/load, other tools' formats in :mod:`bpeds.formats`).
 - :mod:`bpeds.testing`: reference models, state machines and a brute-force oracle.
+
+Importing ``bpeds`` (or one layer, such as ``bpeds.structures``) loads only the
+error types; every other name here is imported the first time it is used
+(PEP 562), so the structures alone never pull in the tokenizer.
 """
 
-from __future__ import annotations
+import importlib
+from typing import TYPE_CHECKING
 
-from bpeds.driver import MergeDriver, MergeRecord, train_merges
-from bpeds.encoder import SpecialTokenError, UnknownTokenError
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
-from bpeds.formats import FormatError
-from bpeds.io import InvalidTextError
-from bpeds.persist import ModelFormatError
-from bpeds.tokenizer import Tokenizer, TokenizerError
-from bpeds.training import train
+
+if TYPE_CHECKING:
+    from bpeds.driver import MergeDriver, MergeRecord, train_merges
+    from bpeds.encoder import SpecialTokenError, UnknownTokenError
+    from bpeds.formats import FormatError
+    from bpeds.io import InvalidTextError
+    from bpeds.persist import ModelFormatError
+    from bpeds.tokenizer import Tokenizer, TokenizerError
+    from bpeds.training import train
 
 __version__ = "0.1.0"
+
+#: Where each lazily imported name lives.
+_LAZY = {
+    "FormatError": "bpeds.formats",
+    "InvalidTextError": "bpeds.io",
+    "MergeDriver": "bpeds.driver",
+    "MergeRecord": "bpeds.driver",
+    "ModelFormatError": "bpeds.persist",
+    "SpecialTokenError": "bpeds.encoder",
+    "Tokenizer": "bpeds.tokenizer",
+    "TokenizerError": "bpeds.tokenizer",
+    "UnknownTokenError": "bpeds.encoder",
+    "train": "bpeds.training",
+    "train_merges": "bpeds.driver",
+}
 
 __all__ = [
     "BpedsError",
@@ -41,3 +63,24 @@ __all__ = [
     "train",
     "train_merges",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name (or a subpackage such as ``bpeds.driver``) on first use."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names (what ``from bpeds import *`` gives), without helper imports."""
+    return sorted(__all__)

@@ -11,6 +11,7 @@ See ``docs/testing.md``.
 
 from __future__ import annotations
 
+from bpeds.testing import _requires  # noqa: F401  # first: names the extra if Hypothesis is missing
 from bpeds.testing.bound_heap import BoundModel, BoundSetup, bound_heap_machine, bound_priorities
 from bpeds.testing.lazy_index import LazyIndexModel, lazy_index_machine
 from bpeds.testing.lists import (
