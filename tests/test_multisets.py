@@ -78,6 +78,12 @@ TestMinHeapyKiYayMachine = multiset_machine(
     initial_factory=lambda initial, tie: HeapyKiYay(initial, tie=tie, order="min"),
 ).TestCase
 TestMinHeapyKiYayMachine.settings = MACHINE_SETTINGS
+TestMinHeapyMachine = multiset_machine(
+    lambda tie: Heapy(tie=tie, order="min"),
+    order="min",
+    initial_factory=lambda initial, tie: Heapy(initial, tie=tie, order="min"),
+).TestCase
+TestMinHeapyMachine.settings = MACHINE_SETTINGS
 TestMinBatchedMachine = multiset_machine(
     lambda tie: Batched(HeapyKiYay(tie=tie, order="min")), order="min"
 ).TestCase
@@ -89,6 +95,8 @@ def test_min_order_is_not_max_order() -> None:
     cases: list[tuple[Factory, Literal["max", "min"]]] = [
         (lambda tie: HeapyKiYay(tie=tie), "min"),
         (lambda tie: HeapyKiYay(tie=tie, order="min"), "max"),
+        (lambda tie: Heapy(tie=tie), "min"),
+        (lambda tie: Heapy(tie=tie, order="min"), "max"),
     ]
     for factory, order in cases:
         machine = multiset_machine(factory, kinds=["int"], order=order)
