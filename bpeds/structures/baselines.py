@@ -298,30 +298,31 @@ class HeapqMultiset(_Replacing[K, P]):
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
         """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
 
-        Walks the heap list best-first from the root, skipping stale entries.
+        Pops entries until ``n`` live ones have surfaced, then pushes those
+        back; the stale entries met on the way are dropped for good (as
+        ``top`` drops them), so each is paid for once.
 
-        Complexity: O((n + s) log(n + s)) where s is the number of stale
-        entries ranked before the n-th answer (at most the rebuild bound);
-        O(size log size) for all.
+        Complexity: O(n log size) amortised; O(size log size) for all.
         """
         check_most_common_n(n)
         live = self._index
         if n is None or 4 * n >= len(live):
             return [(e.key, e.prio) for e in sorted(live.values())][:n]
         heap = self._heap
-        size = len(heap)
-        out: list[tuple[K, P]] = []
-        frontier: list[tuple[_Entry[K, P], int]] = [(heap[0], 0)] if heap else []
-        while frontier and len(out) < n:
-            entry, i = heappop(frontier)
-            if live.get(entry.key) is entry:
-                out.append((entry.key, entry.prio))
-            c = 2 * i + 1
-            if c < size:
-                heappush(frontier, (heap[c], c))
-                if c + 1 < size:
-                    heappush(frontier, (heap[c + 1], c + 1))
-        return out
+        keep: list[_Entry[K, P]] = []
+        dropped = 0
+        try:
+            while heap and len(keep) < n:
+                entry = heappop(heap)
+                if live.get(entry.key) is entry:
+                    keep.append(entry)
+                else:
+                    dropped += 1
+        finally:
+            for entry in keep:
+                heappush(heap, entry)
+            self.stale_skipped += dropped
+        return [(e.key, e.prio) for e in keep]
 
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.

@@ -66,7 +66,7 @@ class LazyHeap(Generic[K]):
     update / add / remove     O(log n) (one C ``heappush``), amortised
     discard / count / in      O(1)
     top / pop                 O(log n) amortised (dead entries are popped once)
-    most_common(k)            O((k + d) log(k + d)), d: dead entries it passes
+    most_common(k)            O(k log n) amortised (dead entries are popped once)
     ========================= ===============================================
     """
 
@@ -124,14 +124,6 @@ class LazyHeap(Generic[K]):
         p = self._sign * prio
         return (p, key) if tie is None else (p, tie(key), key)
 
-    def _push(self, key: K, prio: Number) -> None:
-        heap = self._heap
-        tie = self._tie
-        p = self._sign * prio
-        heappush(heap, (p, key) if tie is None else (p, tie(key), key))
-        if len(heap) > self.stale_factor * len(self._prio) + 64:
-            self._rebuild()
-
     def _rebuild(self) -> None:
         entry = self._entry
         self._heap = [entry(k, p) for k, p in self._prio.items()]
@@ -142,9 +134,16 @@ class LazyHeap(Generic[K]):
 
     def update(self, key: K, priority: Number) -> None:
         """Set ``key``'s priority (inserting it; any value keeps it). O(log n) amortised."""
-        self._check_prio(priority)
-        self._prio[key] = priority
-        self._push(key, priority)
+        if type(priority) is not int:
+            self._check_prio(priority)
+        prio = self._prio
+        prio[key] = priority
+        heap = self._heap
+        tie = self._tie
+        p = self._sign * priority
+        heappush(heap, (p, key) if tie is None else (p, tie(key), key))
+        if len(heap) > self.stale_factor * len(prio) + 64:
+            self._rebuild()
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (absent keys start at 0); at exactly 0 it leaves.
@@ -153,11 +152,20 @@ class LazyHeap(Generic[K]):
         """
         if n < 0:
             raise negative_n_error("add", n)
-        value = self._prio.get(key, 0) + n
+        if type(n) is not int:
+            self._check_prio(n)
+        prio = self._prio
+        value = prio.get(key, 0) + n
         if value == 0:
-            self._prio.pop(key, None)
-        else:
-            self.update(key, value)
+            prio.pop(key, None)
+            return
+        prio[key] = value
+        heap = self._heap
+        tie = self._tie
+        p = self._sign * value
+        heappush(heap, (p, key) if tie is None else (p, tie(key), key))
+        if len(heap) > self.stale_factor * len(prio) + 64:
+            self._rebuild()
 
     def remove(self, key: K, n: int = 1) -> None:
         """Decrease ``key``'s priority by ``n``; at exactly 0 the key leaves. O(log n) am."""
@@ -207,57 +215,39 @@ class LazyHeap(Generic[K]):
     def most_common(self, n: int | None = None) -> list[tuple[K, Number]]:
         """The first ``n`` items in ``top()`` order (all when ``None``).
 
-        Walks the heap best-first from the root (a frontier of candidates in
-        C ``heapq``), skipping dead entries. If the walk passes more than
-        ``2 * n + 64`` dead entries and dead entries are at least a quarter of
-        the live keys, the heap is rebuilt first (O(size), paid for by the
-        pushes that made those entries) and the walk starts again.
+        Pops entries off the heap until ``n`` live keys have surfaced, then
+        pushes those ``n`` back: dead (and duplicate) entries met on the way
+        are dropped for good, as ``top()`` drops them, so each is paid for
+        once, by the push that made it.
 
-        Complexity: O((n + d) log(n + d)) where d is the number of dead entries
-        ranked before the n-th answer (none when priorities only move away
-        from the top, and at most ``2 * n + 64`` otherwise, amortised);
-        O(size log size) for ``n=None``.
+        Complexity: O(n log size) amortised; O(size log size) for ``n=None``
+        or ``n`` at least a quarter of the size.
         """
         check_most_common_n(n)
         prio = self._prio
         if n is None or 4 * n >= len(prio):
             ranked = sorted(self._entry(k, p) for k, p in prio.items())
             return [(e[-1], prio[e[-1]]) for e in ranked[:n]]
-        for attempt in (0, 1):
-            out = self._walk(n, None if attempt else 2 * n + 64)
-            if out is not None:
-                return out
-            self._rebuild()
-        raise AssertionError("unreachable: a walk after a rebuild passes no dead entry")
-
-    def _walk(self, n: int, dead_limit: int | None) -> list[tuple[K, Number]] | None:
-        """The first ``n`` live items by a best-first walk; None to ask for a rebuild."""
-        heap, prio, sign = self._heap, self._prio, self._sign
-        size = len(heap)
+        heap, sign = self._heap, self._sign
         out: list[tuple[K, Number]] = []
+        keep: list[tuple[Any, ...]] = []
         seen: set[K] = set()
-        frontier: list[tuple[tuple[Any, ...], int]] = [(heap[0], 0)] if heap else []
-        dead = 0
-        while frontier and len(out) < n:
-            entry, i = heappop(frontier)
-            key = entry[-1]
-            current = prio.get(key)
-            if current is not None and current == sign * entry[0] and key not in seen:
-                seen.add(key)
-                out.append((key, current))
-            else:
-                dead += 1
-                if (
-                    dead_limit is not None
-                    and dead > dead_limit
-                    and 4 * (size - len(prio)) >= len(prio)
-                ):
-                    return None
-            c = 2 * i + 1
-            if c < size:
-                heappush(frontier, (heap[c], c))
-                if c + 1 < size:
-                    heappush(frontier, (heap[c + 1], c + 1))
+        dropped = 0
+        try:
+            while heap and len(out) < n:
+                entry = heappop(heap)
+                key = entry[-1]
+                current = prio.get(key)
+                if current is not None and current == sign * entry[0] and key not in seen:
+                    seen.add(key)
+                    keep.append(entry)
+                    out.append((key, current))
+                else:
+                    dropped += 1
+        finally:
+            for entry in keep:
+                heappush(heap, entry)
+            self.stale_skipped += dropped
         return out
 
     def items(self) -> Iterator[tuple[K, Number]]:
