@@ -284,6 +284,12 @@ def multiset_machine(
         raise ValueError(f"order must be 'max' or 'min', got {order!r}")
     key_st = keys(n_keys)
     small_n = st.integers(-1, 3)
+    # Strategies are built once: a fresh strategy per draw costs Hypothesis a validation
+    # each time, which dominated shrinking (minutes instead of seconds).
+    prio_st = {kind: priorities(kind) for kind in kinds}
+    initial_st = {
+        kind: st.dictionaries(key_st, prio_st[kind], max_size=n_keys) for kind in kinds
+    }
     ways = [False, True] if initial_factory is not None else [False]
 
     class MultisetMachine(RuleBasedStateMachine):
@@ -304,9 +310,7 @@ def multiset_machine(
         ) -> None:
             self.kind = kind
             self.model = MultisetModel(tie=tie, order=order)
-            initial = data.draw(
-                st.dictionaries(key_st, priorities(kind), max_size=n_keys), label="initial"
-            )
+            initial = data.draw(initial_st[kind], label="initial")
             if from_initial and initial_factory is not None:
                 self.real = initial_factory(initial, tie)
                 for key, prio in initial.items():
@@ -353,7 +357,7 @@ def multiset_machine(
 
         @rule(key=key_st, data=st.data())
         def update(self, key: int, data: st.DataObject) -> None:
-            prio = data.draw(priorities(self.kind), label="priority")
+            prio = data.draw(prio_st[self.kind], label="priority")
             self._both(f"update({key}, {prio!r})", "update", key, prio)
 
         @rule(key=key_st)
