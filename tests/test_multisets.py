@@ -16,7 +16,13 @@ from bpeds.structures.batched import Batched
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.protocols import Multiset, TieKey
-from bpeds.testing.multisets import MultisetModel, multiset_machine, negated, priorities
+from bpeds.testing.multisets import (
+    MultisetModel,
+    multiset_machine,
+    negated,
+    priorities,
+    quick_settings,
+)
 from tests.budget import examples
 
 MACHINE_SETTINGS = settings(
@@ -144,6 +150,43 @@ def test_machine_catches_a_wrong_tie_rule() -> None:
             machine,
             settings=settings(
                 max_examples=100, stateful_step_count=30, database=None, phases=[Phase.generate]
+            ),
+        )
+
+
+class _RemovesOne(HeapyKiYay[Any, Any]):
+    """A subtle bug: ``remove(key, n)`` subtracts 1 whatever ``n`` is."""
+
+    __slots__ = ()
+
+    def remove(self, key: Any, n: int = 1) -> None:
+        super().remove(key, min(n, 1))
+
+
+def test_quick_settings_catch_a_subtle_bug_and_say_what_happened() -> None:
+    machine = multiset_machine(lambda tie: _RemovesOne(tie=tie))
+    quick = quick_settings(database=None, phases=[Phase.generate])
+    assert (quick.max_examples, quick.stateful_step_count) == (50, 20)
+    with pytest.raises(AssertionError, match=r"implementation (did not raise|gave)"):
+        run_state_machine_as_test(machine, settings=quick)
+
+
+def test_failure_messages_name_what_was_raised() -> None:
+    class RaisesIndexError(HeapyKiYay[Any, Any]):
+        __slots__ = ()
+
+        def top(self) -> Any:
+            if not self:
+                raise IndexError("empty")  # EmptyError is an IndexError, but not exactly
+            return super().top()
+
+    machine = multiset_machine(lambda tie: RaisesIndexError(tie=tie), kinds=["int"])
+    expected = r"top\(\): implementation raised IndexError\('empty'\); the model raised EmptyError"
+    with pytest.raises(AssertionError, match=expected):
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=200, stateful_step_count=10, database=None, phases=[Phase.generate]
             ),
         )
 

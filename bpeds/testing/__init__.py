@@ -24,7 +24,13 @@ from bpeds.testing.lists import (
     token_pairs,
     token_values,
 )
-from bpeds.testing.multisets import MultisetModel, multiset_machine, priorities, tie_functions
+from bpeds.testing.multisets import (
+    MultisetModel,
+    multiset_machine,
+    priorities,
+    quick_settings,
+    tie_functions,
+)
 from bpeds.testing.oracle import apply_merge, brute_force_merges
 
 __all__ = [
@@ -34,6 +40,7 @@ __all__ = [
     "LazyIndexModel",
     "LeapModel",
     "MultisetModel",
+    "quick_settings",
     "apply_merge",
     "bound_heap_machine",
     "bound_priorities",

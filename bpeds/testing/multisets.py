@@ -2,19 +2,32 @@
 
 Test any implementation of the protocol (ours or your own) in two lines::
 
-    from hypothesis import settings
-    from bpeds.testing.multisets import multiset_machine
+    from bpeds.testing.multisets import multiset_machine, quick_settings
 
     TestMyHeap = multiset_machine(lambda tie: MyHeap(tie=tie)).TestCase
-    TestMyHeap.settings = settings(max_examples=100, stateful_step_count=50)
+    TestMyHeap.settings = quick_settings()   # optional: a run of seconds
 
 ``factory(tie)`` must build an empty multiset whose tie function is ``tie``
 (``None`` for the default, the key itself). The machine drives it and a
 deliberately simple :class:`MultisetModel` (a dict, and a full sort for every
-query) side by side through every protocol method, error cases included
-(removing more than present, removing an absent key, negative ``n``,
-``top``/``pop`` on an empty multiset, ``most_common(-1)``), and compares each
-result *or the exception type*. ``check()`` runs after every step.
+query) side by side through every protocol method, error cases included,
+and compares each result *or the exception type*. ``check()`` runs after
+every step.
+
+The contract checked (the protocol's, see :mod:`bpeds.structures.protocols`):
+
+* exception types are compared exactly (``type(a) is type(b)``; a subclass
+  is a failure): :class:`~bpeds.errors.EmptyError` for ``top``/``pop`` on an
+  empty multiset; :class:`~bpeds.errors.PreconditionError` for ``remove`` of an
+  absent key or of more than the count; plain ``ValueError`` for ``n < 0`` in
+  ``add``, ``remove`` and ``most_common``;
+* zero: a key that ``add`` or ``remove`` brings to exactly 0 leaves (so
+  ``add(k, 0)`` on an absent key inserts nothing); ``update`` keeps any
+  priority, 0 and negatives included; ``count`` of an absent key is 0;
+* order: ``top``, ``pop``, ``most_common(n)`` and a full drain give the
+  largest priority first (smallest with ``order="min"``), ties to the
+  smallest tie key; ``most_common(n)`` with ``n`` past the size returns all;
+* ``len``, ``in``, ``items()`` and ``iter()`` agree with the model as sets.
 
 Each run draws a tie function (the identity, ``negated``, ``scrambled``) and a
 priority kind:
@@ -26,8 +39,10 @@ priority kind:
 With ``negated``, the winner of a tie is the *largest* key, the opposite of
 insertion-order or hash-order accidents, so an implementation that lets heap
 shape or insertion order decide a tie fails quickly. A ``burst`` rule applies
-a run of ``add``/``remove`` calls between queries, as a BPE merge does, so a
-batching implementation really accumulates deltas.
+a run of up to 16 ``(is_add, key, n)`` steps with no query in between, each
+``add(key, n)`` when ``is_add`` else ``remove(key, n)`` with ``n`` in 0..2 (so
+removes that must fail occur too), as a BPE merge does, so a batching
+implementation really accumulates deltas.
 
 Not covered: thread safety, priorities without a total order (NaN), keys
 other than small ints, comparators that raise (see the tests of each
@@ -40,6 +55,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import cmp_to_key
 from typing import Any, Generic, Literal, TypeVar
 
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -48,6 +64,7 @@ from bpeds.structures.protocols import Order, TieKey
 
 __all__ = [
     "KINDS",
+    "quick_settings",
     "MultisetModel",
     "PriorityKind",
     "keys",
@@ -201,6 +218,27 @@ class MultisetModel(Generic[K, P]):
         return iter(list(self._prio))
 
 
+def quick_settings(**overrides: Any) -> settings:
+    """Settings for a quick run of a machine, on top of the current Hypothesis profile.
+
+    50 examples of at most 20 steps, one bug reported (shrinking a second,
+    distinct failure can take minutes), no deadline; ``overrides`` go to
+    :class:`hypothesis.settings` as well. On a shared 2-core machine a
+    passing run of the multiset machine takes a few seconds and a failing one
+    from seconds to about a minute, nearly all of it shrinking; pass
+    ``phases=[Phase.explicit, Phase.reuse, Phase.generate]`` to skip
+    shrinking (an unshrunk report, in about a second).
+    """
+    chosen: dict[str, Any] = {
+        "max_examples": 50,
+        "stateful_step_count": 20,
+        "report_multiple_bugs": False,
+        "deadline": None,
+    }
+    chosen.update(overrides)
+    return settings(**chosen)
+
+
 # -- strategies ---------------------------------------------------------------------------------
 
 
@@ -287,9 +325,7 @@ def multiset_machine(
     # Strategies are built once: a fresh strategy per draw costs Hypothesis a validation
     # each time, which dominated shrinking (minutes instead of seconds).
     prio_st = {kind: priorities(kind) for kind in kinds}
-    initial_st = {
-        kind: st.dictionaries(key_st, prio_st[kind], max_size=n_keys) for kind in kinds
-    }
+    initial_st = {kind: st.dictionaries(key_st, prio_st[kind], max_size=n_keys) for kind in kinds}
     ways = [False, True] if initial_factory is not None else [False]
 
     class MultisetMachine(RuleBasedStateMachine):
