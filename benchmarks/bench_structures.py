@@ -58,7 +58,10 @@ not installed); every implementation must give exactly the same answer:
   ``most_common(10)`` for the heaps; pop-until-10-live-then-push-back for
   ``heapq``; ``islice`` of the first 10 for ``SortedList``.
 
-``ratio`` there is the time over ``heapq-lazy``.
+These two alternate the implementations within each repetition (one round
+runs each once), so a change of the machine's load hits every peer alike;
+``ratio`` there is the median time over ``heapq-lazy``'s, and the counters
+column adds each one's fastest run.
 """
 
 from __future__ import annotations
@@ -663,19 +666,30 @@ LEADERBOARD: dict[str, Callable[[Leaderboard], list[list[tuple[int, int]]]]] = {
 EVERYDAY_BASELINE = "heapq-lazy"
 
 
-def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
-    runs: list[float] = []
-    out: Any = None
+def _interleaved(
+    fns: dict[str, Callable[[], Any]], repeat: int, what: str
+) -> list[tuple[str, list[float], Any]]:
+    """Time every function ``repeat`` times, alternating (one round = each function once), so a
+    change of the machine's load hits every peer alike; check they all return the same answer.
+    """
+    runs: dict[str, list[float]] = {name: [] for name in fns}
+    answers: dict[str, Any] = {}
     for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.perf_counter()
-            out = fn()
-            runs.append(time.perf_counter() - t0)
-        finally:
-            gc.enable()
-    return statistics.median(runs), runs, out
+        for name, fn in fns.items():
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                out = fn()
+                runs[name].append(time.perf_counter() - t0)
+            finally:
+                gc.enable()
+            answers[name] = out
+    first = next(iter(answers.values()), None)
+    for name, out in answers.items():
+        if out != first:
+            raise RuntimeError(f"{what}: {name} gave another answer than {next(iter(answers))}")
+    return [(name, runs[name], answers[name]) for name in fns]
 
 
 def _have_sortedcontainers() -> bool:
@@ -686,25 +700,34 @@ def _have_sortedcontainers() -> bool:
     return True
 
 
+def _chosen(table: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    return [
+        name
+        for name in table
+        if (not args.only or name in args.only)
+        and (name != "SortedList" or _have_sortedcontainers())
+    ]
+
+
+def _rows(n: int, timed: list[tuple[str, list[float], Any]], count: str) -> list[Result]:
+    rows = []
+    for name, runs, out in timed:
+        median = statistics.median(runs)
+        rows.append(
+            Result(
+                n, name, 0.0, median, f"{count}={len(out)} min_ms={min(runs) * 1e3:.1f}", runs=runs
+            )
+        )
+        print(f"  {name}: {median * 1e3:.1f} ms (min {min(runs) * 1e3:.1f})", file=sys.stderr)
+    _ratios(rows)
+    return rows
+
+
 def _dijkstra_rows(args: argparse.Namespace) -> list[Result]:
     adj = make_graph(args.nodes, args.edges, args.seed)
     print(f"dijkstra: {args.nodes} nodes, {args.edges} edges", file=sys.stderr)
-    rows: list[Result] = []
-    expected: dict[int, int] | None = None
-    for name, fn in DIJKSTRA.items():
-        if args.only and name not in args.only:
-            continue
-        if name == "SortedList" and not _have_sortedcontainers():
-            continue
-        median, runs, dist = _timed(lambda fn=fn: fn(adj, 0), args.repeat)  # type: ignore[misc]
-        if expected is None:
-            expected = dist
-        elif dist != expected:
-            raise RuntimeError(f"dijkstra: {name} found other distances: not exact")
-        rows.append(Result(args.nodes, name, 0.0, median, f"reached={len(dist)}", runs=runs))
-        print(f"  {name}: {median * 1e3:.1f} ms", file=sys.stderr)
-    _ratios(rows)
-    return rows
+    fns = {name: (lambda fn=DIJKSTRA[name]: fn(adj, 0)) for name in _chosen(DIJKSTRA, args)}
+    return _rows(args.nodes, _interleaved(fns, args.repeat, "dijkstra"), "reached")
 
 
 def _leaderboard_rows(args: argparse.Namespace) -> list[Result]:
@@ -714,24 +737,8 @@ def _leaderboard_rows(args: argparse.Namespace) -> list[Result]:
         f"top-10 every {args.board_every}",
         file=sys.stderr,
     )
-    rows: list[Result] = []
-    expected: Any = None
-    for name, fn in LEADERBOARD.items():
-        if args.only and name not in args.only:
-            continue
-        if name == "SortedList" and not _have_sortedcontainers():
-            continue
-        median, runs, answers = _timed(lambda fn=fn: fn(work), args.repeat)  # type: ignore[misc]
-        if expected is None:
-            expected = answers
-        elif answers != expected:
-            raise RuntimeError(f"leaderboard: {name} gave other top-10s: not exact")
-        rows.append(
-            Result(args.board_keys, name, 0.0, median, f"queries={len(answers)}", runs=runs)
-        )
-        print(f"  {name}: {median * 1e3:.1f} ms", file=sys.stderr)
-    _ratios(rows)
-    return rows
+    fns = {name: (lambda fn=LEADERBOARD[name]: fn(work)) for name in _chosen(LEADERBOARD, args)}
+    return _rows(args.board_keys, _interleaved(fns, args.repeat, "leaderboard"), "queries")
 
 
 def _ratios(rows: list[Result]) -> None:
