@@ -279,6 +279,22 @@ def priorities(kind: PriorityKind = "int") -> st.SearchStrategy[Any]:
 
 # -- the state machine --------------------------------------------------------------------------
 
+#: The machine draws a priority as a code 0 .. _CODES - 1, mapped by :func:`_priority`.
+_CODES = 33
+
+
+def _priority(kind: PriorityKind, code: int) -> Any:
+    """The priority of ``kind`` that ``code`` stands for: the domains of :func:`priorities`.
+
+    ``"int"``: -2 .. 6; ``"float"``: multiples of 0.25 in -2 .. 6; ``"tuple"``: pairs of
+    ints in 0 .. 2. Code 0 shrinks to 0, 0.0 and (0, 0).
+    """
+    if kind == "int":
+        return (code + 2) % 9 - 2
+    if kind == "float":
+        return ((code + 8) % 33 - 8) / 4
+    return ((code // 3) % 3, code % 3)
+
 
 def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
     try:
@@ -322,10 +338,10 @@ def multiset_machine(
         raise ValueError(f"order must be 'max' or 'min', got {order!r}")
     key_st = keys(n_keys)
     small_n = st.integers(-1, 3)
-    # Strategies are built once: a fresh strategy per draw costs Hypothesis a validation
-    # each time, which dominated shrinking (minutes instead of seconds).
-    prio_st = {kind: priorities(kind) for kind in kinds}
-    initial_st = {kind: st.dictionaries(key_st, prio_st[kind], max_size=n_keys) for kind in kinds}
+    # Every draw is a plain integer mapped to a priority of the run's kind (no ``st.data()``):
+    # interactive draws made shrinking a failure take minutes.
+    codes = st.integers(0, _CODES - 1)
+    initial_st = st.dictionaries(key_st, codes, max_size=n_keys)
     ways = [False, True] if initial_factory is not None else [False]
 
     class MultisetMachine(RuleBasedStateMachine):
@@ -339,14 +355,14 @@ def multiset_machine(
             kind=st.sampled_from(list(kinds)),
             tie=tie_functions(),
             from_initial=st.sampled_from(ways),
-            data=st.data(),
+            coded=initial_st,
         )
         def build(
-            self, kind: PriorityKind, tie: TieKey | None, from_initial: bool, data: st.DataObject
+            self, kind: PriorityKind, tie: TieKey | None, from_initial: bool, coded: dict[int, int]
         ) -> None:
             self.kind = kind
             self.model = MultisetModel(tie=tie, order=order)
-            initial = data.draw(initial_st[kind], label="initial")
+            initial = {key: _priority(kind, code) for key, code in coded.items()}
             if from_initial and initial_factory is not None:
                 self.real = initial_factory(initial, tie)
                 for key, prio in initial.items():
@@ -391,9 +407,9 @@ def multiset_machine(
                 method = "add" if is_add else "remove"
                 self._both(f"burst {method}({key}, {n})", method, key, n)
 
-        @rule(key=key_st, data=st.data())
-        def update(self, key: int, data: st.DataObject) -> None:
-            prio = data.draw(prio_st[self.kind], label="priority")
+        @rule(key=key_st, code=codes)
+        def update(self, key: int, code: int) -> None:
+            prio = _priority(self.kind, code)
             self._both(f"update({key}, {prio!r})", "update", key, prio)
 
         @rule(key=key_st)
