@@ -27,6 +27,7 @@ from bpeds.structures.multiset import (
     Ranked,
     RankedMin,
     check_order,
+    empty_error,
     negative_n_error,
     ranks_before,
     ranks_before_min,
@@ -259,6 +260,61 @@ class HeapyKiYay(BinaryHeap[K, P, _Entry[K, P]]):
         self._sift_down(last, i)
 
     # -- the Multiset protocol ------------------------------------------------------------------
+
+    def pop(self) -> tuple[K, P]:
+        """Remove and return ``top()``; EmptyError if empty.
+
+        Written out (the last entry takes the root's place and sifts down)
+        rather than through the generic delete: a Dijkstra loop pops once per
+        node.
+
+        Complexity: O(log n).
+        """
+        heap = self._heap
+        if not heap:
+            raise empty_error("pop")
+        first = heap[0]
+        del self._index[first.key]
+        last = heap.pop()
+        if last is not first:
+            self._refill_root(last)
+        return first.key, first.prio
+
+    def _refill_root(self, entry: _Entry[K, P]) -> None:
+        """Put ``entry`` (the former last one) in place of the removed root.
+
+        Bottom-up, as CPython's ``heapq.heappop`` does: the hole at the root
+        moves down to a leaf, taking the better child at each level (one
+        comparison of the two children), then ``entry`` sifts up from there.
+        The former last entry nearly always belongs near the bottom, so this
+        makes about half the comparisons of a top-down sift.
+        """
+        heap = self._heap
+        size = len(heap)
+        i = 0
+        moved = 0
+        try:
+            c = 1
+            while c < size:
+                child = heap[c]
+                r = c + 1
+                if r < size:
+                    right = heap[r]
+                    cp: Any = child.prio
+                    rp = right.prio
+                    if cp < rp or (not rp < cp and right.tie < child.tie):
+                        c = r
+                        child = right
+                heap[i] = child
+                child.pos = i
+                i = c
+                c = 2 * i + 1
+                moved += 1
+        finally:
+            heap[i] = entry
+            entry.pos = i
+            self.sifts += moved
+        self._sift_up(entry, i)
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
@@ -495,6 +551,34 @@ class _MinHeapyKiYay(HeapyKiYay[K, P]):
                 self._sift_up(last, i)
                 return
         self._sift_down(last, i)
+
+    def _refill_root(self, entry: _Entry[K, P]) -> None:
+        heap = self._heap
+        size = len(heap)
+        i = 0
+        moved = 0
+        try:
+            c = 1
+            while c < size:
+                child = heap[c]
+                r = c + 1
+                if r < size:
+                    right = heap[r]
+                    cp: Any = child.prio
+                    rp = right.prio
+                    if rp < cp or (not cp < rp and right.tie < child.tie):
+                        c = r
+                        child = right
+                heap[i] = child
+                child.pos = i
+                i = c
+                c = 2 * i + 1
+                moved += 1
+        finally:
+            heap[i] = entry
+            entry.pos = i
+            self.sifts += moved
+        self._sift_up(entry, i)
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n``: it moves away from the top. See HeapyKiYay.add.

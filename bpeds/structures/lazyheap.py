@@ -171,15 +171,27 @@ class LazyHeap(Generic[K]):
         """Decrease ``key``'s priority by ``n``; at exactly 0 the key leaves. O(log n) am."""
         if n < 0:
             raise negative_n_error("remove", n)
-        cur = self._prio.get(key)
+        prio = self._prio
+        cur = prio.get(key)
         if cur is None:
             raise remove_absent_error(key)
         if cur < n:
             raise remove_too_many_error(key, cur, n)
         if cur == n:
-            del self._prio[key]
-        elif n:
-            self.update(key, cur - n)
+            del prio[key]
+            return
+        if not n:
+            return
+        if type(n) is not int:
+            self._check_prio(n)
+        value = cur - n
+        prio[key] = value
+        heap = self._heap
+        tie = self._tie
+        p = self._sign * value
+        heappush(heap, (p, key) if tie is None else (p, tie(key), key))
+        if len(heap) > self.stale_factor * len(prio) + 64:
+            self._rebuild()
 
     def discard(self, key: K) -> None:
         """Forget ``key`` (its entries die in place). Complexity: O(1)."""
