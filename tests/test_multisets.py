@@ -165,8 +165,10 @@ class _RemovesOne(HeapyKiYay[Any, Any]):
 
 def test_quick_settings_catch_a_subtle_bug_and_say_what_happened() -> None:
     machine = multiset_machine(lambda tie: _RemovesOne(tie=tie))
-    quick = quick_settings(database=None, phases=[Phase.generate])
+    quick = quick_settings(shrink=False, database=None)
     assert (quick.max_examples, quick.stateful_step_count) == (50, 20)
+    assert Phase.shrink not in quick.phases
+    assert Phase.shrink in quick_settings().phases
     with pytest.raises(AssertionError, match=r"implementation (did not raise|gave)"):
         run_state_machine_as_test(machine, settings=quick)
 

@@ -55,7 +55,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import cmp_to_key
 from typing import Any, Generic, Literal, TypeVar
 
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -218,16 +218,14 @@ class MultisetModel(Generic[K, P]):
         return iter(list(self._prio))
 
 
-def quick_settings(**overrides: Any) -> settings:
+def quick_settings(*, shrink: bool = True, **overrides: Any) -> settings:
     """Settings for a quick run of a machine, on top of the current Hypothesis profile.
 
     50 examples of at most 20 steps, one bug reported (shrinking a second,
-    distinct failure can take minutes), no deadline; ``overrides`` go to
-    :class:`hypothesis.settings` as well. On a shared 2-core machine a
-    passing run of the multiset machine takes a few seconds and a failing one
-    from seconds to about a minute, nearly all of it shrinking; pass
-    ``phases=[Phase.explicit, Phase.reuse, Phase.generate]`` to skip
-    shrinking (an unshrunk report, in about a second).
+    distinct failure too can take minutes), no deadline; ``overrides`` go to
+    :class:`hypothesis.settings` as well. ``shrink=False`` skips shrinking:
+    the report is then the failing run as found (up to 20 steps), in about a
+    second. See ``docs/testing.md`` for measured times.
     """
     chosen: dict[str, Any] = {
         "max_examples": 50,
@@ -235,6 +233,8 @@ def quick_settings(**overrides: Any) -> settings:
         "report_multiple_bugs": False,
         "deadline": None,
     }
+    if not shrink:
+        chosen["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
     chosen.update(overrides)
     return settings(**chosen)
 
@@ -279,22 +279,6 @@ def priorities(kind: PriorityKind = "int") -> st.SearchStrategy[Any]:
 
 # -- the state machine --------------------------------------------------------------------------
 
-#: The machine draws a priority as a code 0 .. _CODES - 1, mapped by :func:`_priority`.
-_CODES = 33
-
-
-def _priority(kind: PriorityKind, code: int) -> Any:
-    """The priority of ``kind`` that ``code`` stands for: the domains of :func:`priorities`.
-
-    ``"int"``: -2 .. 6; ``"float"``: multiples of 0.25 in -2 .. 6; ``"tuple"``: pairs of
-    ints in 0 .. 2. Code 0 shrinks to 0, 0.0 and (0, 0).
-    """
-    if kind == "int":
-        return (code + 2) % 9 - 2
-    if kind == "float":
-        return ((code + 8) % 33 - 8) / 4
-    return ((code // 3) % 3, code % 3)
-
 
 def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
     try:
@@ -338,10 +322,14 @@ def multiset_machine(
         raise ValueError(f"order must be 'max' or 'min', got {order!r}")
     key_st = keys(n_keys)
     small_n = st.integers(-1, 3)
-    # Every draw is a plain integer mapped to a priority of the run's kind (no ``st.data()``):
-    # interactive draws made shrinking a failure take minutes.
-    codes = st.integers(0, _CODES - 1)
-    initial_st = st.dictionaries(key_st, codes, max_size=n_keys)
+    # Strategies are built once and drawn as rule arguments (no ``st.data()``): interactive
+    # draws and fresh strategies per step made shrinking a failure take minutes.
+    prio_st = {kind: priorities(kind) for kind in kinds}
+    setup_st = st.sampled_from(list(kinds)).flatmap(
+        lambda kind: st.tuples(
+            st.just(kind), st.dictionaries(key_st, prio_st[kind], max_size=n_keys)
+        )
+    )
     ways = [False, True] if initial_factory is not None else [False]
 
     class MultisetMachine(RuleBasedStateMachine):
@@ -351,18 +339,16 @@ def multiset_machine(
             self.real: Any = None
             self.model: MultisetModel[int, Any] = MultisetModel()
 
-        @initialize(
-            kind=st.sampled_from(list(kinds)),
-            tie=tie_functions(),
-            from_initial=st.sampled_from(ways),
-            coded=initial_st,
-        )
+        @initialize(setup=setup_st, tie=tie_functions(), from_initial=st.sampled_from(ways))
         def build(
-            self, kind: PriorityKind, tie: TieKey | None, from_initial: bool, coded: dict[int, int]
+            self,
+            setup: tuple[PriorityKind, dict[int, Any]],
+            tie: TieKey | None,
+            from_initial: bool,
         ) -> None:
+            kind, initial = setup
             self.kind = kind
             self.model = MultisetModel(tie=tie, order=order)
-            initial = {key: _priority(kind, code) for key, code in coded.items()}
             if from_initial and initial_factory is not None:
                 self.real = initial_factory(initial, tie)
                 for key, prio in initial.items():
@@ -407,10 +393,23 @@ def multiset_machine(
                 method = "add" if is_add else "remove"
                 self._both(f"burst {method}({key}, {n})", method, key, n)
 
-        @rule(key=key_st, code=codes)
-        def update(self, key: int, code: int) -> None:
-            prio = _priority(self.kind, code)
+        def _update(self, key: int, prio: Any) -> None:
             self._both(f"update({key}, {prio!r})", "update", key, prio)
+
+        @precondition(lambda self: self.kind == "int")
+        @rule(key=key_st, prio=prio_st.get("int", st.nothing()))
+        def update_int(self, key: int, prio: int) -> None:
+            self._update(key, prio)
+
+        @precondition(lambda self: self.kind == "float")
+        @rule(key=key_st, prio=prio_st.get("float", st.nothing()))
+        def update_float(self, key: int, prio: float) -> None:
+            self._update(key, prio)
+
+        @precondition(lambda self: self.kind == "tuple")
+        @rule(key=key_st, prio=prio_st.get("tuple", st.nothing()))
+        def update_tuple(self, key: int, prio: tuple[int, int]) -> None:
+            self._update(key, prio)
 
         @rule(key=key_st)
         def discard(self, key: int) -> None:
