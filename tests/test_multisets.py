@@ -119,6 +119,8 @@ def test_order_argument() -> None:
     h: HeapyKiYay[str, tuple[int, int]] = HeapyKiYay({"a": (2, 0), "b": (1, 5)}, order="min")
     assert h.order == "min"
     assert HeapyKiYay().order == "max"
+    assert Batched(HeapyKiYay(order="min")).order == "min"
+    assert Heapy(order="min").order == "min"
     assert isinstance(h, HeapyKiYay)
     assert h.top() == ("b", (1, 5))
     assert repr(h) == "HeapyKiYay({'b': (1, 5), 'a': (2, 0)}, order='min')"

@@ -44,7 +44,7 @@ from bpeds.structures.multiset import (
     remove_absent_error,
     remove_too_many_error,
 )
-from bpeds.structures.protocols import Multiset
+from bpeds.structures.protocols import Multiset, Order
 
 __all__ = ["Batched"]
 
@@ -93,6 +93,12 @@ class Batched(Generic[K, P]):
         self.applied = 0
         #: Pending keys whose deltas cancelled out (no inner call at flush).
         self.netted = 0
+
+    @property
+    def order(self) -> Order:
+        """The inner multiset's order: ``"max"`` or ``"min"``. Complexity: O(1)."""
+        order: Order = getattr(self._inner, "order", "max")
+        return order
 
     @property
     def inner(self) -> Multiset[K, P]:

@@ -60,7 +60,11 @@ class _Node(Generic[K, P]):
 
 
 class Heapy(BinaryHeap[K, P, _Node[K, P]]):
-    """A pointer-based binary max-heap: nodes linked to parent and children.
+    """A node-based binary heap (max-first; ``order="min"`` for min-first): linked nodes.
+
+    Each key owns a node linked to its parent and children; sifting relinks
+    nodes. Same behaviour and sifts as the array-based
+    :class:`~bpeds.structures.HeapyKiYay`, which is usually the one to pick.
 
     Same behaviour as every :class:`~bpeds.structures.protocols.Multiset`:
     among equal priorities the smallest tie key (``tie(key)``, computed once
