@@ -3,8 +3,9 @@
 Needs the ``testing`` extra (``pip install bpeds[testing]``: Hypothesis). Point the
 machines at your own implementation, e.g.::
 
-    from bpeds.testing import multiset_machine
+    from bpeds.testing import multiset_machine, quick_settings
     TestMyHeap = multiset_machine(lambda tie: MyHeap(tie=tie)).TestCase
+    TestMyHeap.settings = quick_settings()   # optional: a run of seconds
 
 See ``docs/testing.md``.
 """
