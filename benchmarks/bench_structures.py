@@ -42,6 +42,26 @@ the driver's default, and ``park=False``; both with a rebuild ``source``),
 entries skipped at the top) and ``HeapyKiYay-exact`` (``update``/``discard``
 per change). Every structure must pop exactly the expected ``(key,
 priority)`` sequence. ``ratio`` is the replay time over ``heapq-lazy``.
+
+Two everyday workloads compare the heaps with what people would write
+instead, ``heapq`` with lazy deletion (a push per change; stale entries
+skipped when they surface) and ``sortedcontainers.SortedList`` (skipped if
+not installed); every implementation must give exactly the same answer:
+
+* ``dijkstra``: shortest distances from node 0 on a random directed graph
+  (``--nodes`` 20,000 and ``--edges`` 100,000 by default: a ring plus random
+  edges, weights 1..1000). The heaps use ``order="min"`` and ``update`` as
+  decrease-key.
+* ``leaderboard``: ``--board-keys`` 50,000 scores, ``--board-changes``
+  200,000 changes (+1..+10 on heavy-tailed keys, one in five a fall), and a
+  top-10 every ``--board-every`` 100 changes: ``add``/``remove`` and
+  ``most_common(10)`` for the heaps; pop-until-10-live-then-push-back for
+  ``heapq``; ``islice`` of the first 10 for ``SortedList``.
+
+These two alternate the implementations within each repetition (one round
+runs each once), so a change of the machine's load hits every peer alike;
+``ratio`` there is the median time over ``heapq-lazy``'s, and the counters
+column adds each one's fastest run.
 """
 
 from __future__ import annotations
@@ -64,6 +84,7 @@ from bpeds.structures.batched import Batched
 from bpeds.structures.bound_heap import BoundHeap, MultisetBounds
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
+from bpeds.structures.lazyheap import LazyHeap
 
 Key = tuple[int, int]
 
@@ -442,6 +463,291 @@ def measure_selection(name: str, work: Selection, repeat: int) -> Result:
     )
 
 
+# -- the everyday workloads: Dijkstra and a top-k leaderboard --------------------------------
+#
+# What people reach for instead of a position-aware heap: ``heapq`` with lazy deletion (push a
+# new entry on every change, skip stale ones when they surface) and ``SortedList``. Each
+# implementation below is written the way its users would write it, and must give exactly the
+# answer of the others.
+
+Graph = list[list[tuple[int, int]]]
+
+
+def make_graph(nodes: int, edges: int, seed: int) -> Graph:
+    """A random directed graph: a ring (so every node is reachable) plus random edges, weights
+    1..1000; deterministic for a seed."""
+    rng = random.Random(seed * 7_919 + nodes)
+    adj: Graph = [[] for _ in range(nodes)]
+    for u in range(nodes):
+        adj[u].append(((u + 1) % nodes, rng.randint(1, 1000)))
+    for _ in range(edges - nodes):
+        adj[rng.randrange(nodes)].append((rng.randrange(nodes), rng.randint(1, 1000)))
+    return adj
+
+
+def dijkstra_heapq(adj: Graph, src: int) -> dict[int, int]:
+    """Textbook ``heapq`` Dijkstra: push on every relaxation, skip stale pops."""
+    dist: dict[int, int] = {}
+    best = {src: 0}
+    heap = [(0, src)]
+    while heap:
+        d, u = heappop(heap)
+        if u in dist:
+            continue
+        dist[u] = d
+        for v, w in adj[u]:
+            nd = d + w
+            if nd < best.get(v, 1 << 62):
+                best[v] = nd
+                heappush(heap, (nd, v))
+    return dist
+
+
+def dijkstra_sortedlist(adj: Graph, src: int) -> dict[int, int]:
+    """Dijkstra over a ``SortedList`` of (distance, node): decrease-key is remove + add."""
+    from sortedcontainers import SortedList
+
+    dist: dict[int, int] = {}
+    best = {src: 0}
+    queue = SortedList([(0, src)])
+    while queue:
+        d, u = queue.pop(0)
+        dist[u] = d
+        for v, w in adj[u]:
+            if v in dist:
+                continue
+            nd = d + w
+            old = best.get(v)
+            if old is None or nd < old:
+                if old is not None:
+                    queue.remove((old, v))
+                best[v] = nd
+                queue.add((nd, v))
+    return dist
+
+
+def dijkstra_multiset(make: Callable[[], Any], sign: int) -> Callable[[Graph, int], dict[int, int]]:
+    """Dijkstra over a Multiset: ``update`` is decrease-key, ``pop`` the next node.
+
+    ``sign`` is 1 for a min-ordered multiset, -1 for a max-heap fed negated distances.
+    """
+
+    def run(adj: Graph, src: int) -> dict[int, int]:
+        dist: dict[int, int] = {}
+        best = {src: 0}
+        queue = make()
+        queue.update(src, 0)
+        update = queue.update
+        pop = queue.pop
+        while queue:
+            u, d = pop()
+            d *= sign
+            dist[u] = d
+            for v, w in adj[u]:
+                nd = d + w
+                if nd < best.get(v, 1 << 62):
+                    best[v] = nd
+                    update(v, sign * nd)
+        return dist
+
+    return run
+
+
+DIJKSTRA: dict[str, Callable[[Graph, int], dict[int, int]]] = {
+    "heapq-lazy": dijkstra_heapq,
+    "HeapyKiYay(order=min)": dijkstra_multiset(lambda: HeapyKiYay(order="min"), 1),
+    "Heapy(order=min)": dijkstra_multiset(lambda: Heapy(order="min"), 1),
+    "LazyHeap(order=min)": dijkstra_multiset(lambda: LazyHeap(order="min"), 1),
+    "SortedList": dijkstra_sortedlist,
+}
+
+
+@dataclass
+class Leaderboard:
+    """Keys with initial scores, then a stream of score changes with a top-k query every few."""
+
+    initial: dict[int, int]
+    changes: list[tuple[int, int]]  # (key, delta): delta > 0 adds, < 0 removes
+    every: int
+    k: int
+
+
+def make_leaderboard(keys: int, changes: int, every: int, k: int, seed: int) -> Leaderboard:
+    """Scores 1..1000; changes mostly rises (+1..+10) on Zipf-ish keys, one in five a fall
+    (never below 1, so every key stays on the board)."""
+    rng = random.Random(seed * 104_729 + keys)
+    initial = {key: rng.randint(1, 1000) for key in range(keys)}
+    score = dict(initial)
+    out: list[tuple[int, int]] = []
+    for _ in range(changes):
+        key = min(int(rng.paretovariate(0.6)) - 1, keys - 1)
+        key = (key * 7_919) % keys
+        delta = rng.randint(1, 10)
+        if rng.random() < 0.2 and score[key] > delta:
+            delta = -delta
+        score[key] += delta
+        out.append((key, delta))
+    return Leaderboard(initial, out, every, k)
+
+
+def board_heapq(work: Leaderboard) -> list[list[tuple[int, int]]]:
+    """``heapq`` with lazy deletion: a push per change; top-k pops until k live entries, then
+    pushes them back; rebuilt from the scores when stale entries outnumber live ones 2:1."""
+    score = dict(work.initial)
+    heap = [(-s, key) for key, s in score.items()]
+    heapify(heap)
+    every, k = work.every, work.k
+    answers = []
+    for i, (key, delta) in enumerate(work.changes, 1):
+        s = score[key] + delta
+        score[key] = s
+        heappush(heap, (-s, key))
+        if len(heap) > 3 * len(score) + 64:
+            heap = [(-s, key) for key, s in score.items()]
+            heapify(heap)
+        if i % every == 0:
+            top: list[tuple[int, int]] = []
+            while len(top) < k and heap:
+                neg, key2 = heappop(heap)
+                if score[key2] == -neg and (not top or top[-1][0] != key2):
+                    top.append((key2, -neg))
+            for key2, s2 in top:
+                heappush(heap, (-s2, key2))
+            answers.append(top)
+    return answers
+
+
+def board_sortedlist(work: Leaderboard) -> list[list[tuple[int, int]]]:
+    """A ``SortedList`` of (-score, key): a change is remove + add, top-k the first k."""
+    from sortedcontainers import SortedList
+
+    score = dict(work.initial)
+    board = SortedList((-s, key) for key, s in score.items())
+    every, k = work.every, work.k
+    answers = []
+    for i, (key, delta) in enumerate(work.changes, 1):
+        s = score[key]
+        board.remove((-s, key))
+        score[key] = s + delta
+        board.add((-s - delta, key))
+        if i % every == 0:
+            answers.append([(key2, -neg) for neg, key2 in board.islice(0, k)])
+    return answers
+
+
+def board_multiset(make: Callable[[dict[int, int]], Any]) -> Callable[[Leaderboard], Any]:
+    """A Multiset leaderboard: ``add``/``remove`` per change, ``most_common(k)`` per query."""
+
+    def run(work: Leaderboard) -> list[list[tuple[int, int]]]:
+        board = make(work.initial)
+        add, remove, most_common = board.add, board.remove, board.most_common
+        every, k = work.every, work.k
+        answers = []
+        for i, (key, delta) in enumerate(work.changes, 1):
+            if delta > 0:
+                add(key, delta)
+            else:
+                remove(key, -delta)
+            if i % every == 0:
+                answers.append(most_common(k))
+        return answers
+
+    return run
+
+
+LEADERBOARD: dict[str, Callable[[Leaderboard], list[list[tuple[int, int]]]]] = {
+    "heapq-lazy": board_heapq,
+    "HeapyKiYay": board_multiset(lambda initial: HeapyKiYay(initial)),
+    "Heapy": board_multiset(lambda initial: Heapy(initial)),
+    "LazyHeap": board_multiset(lambda initial: LazyHeap(initial)),
+    "Batched(HeapyKiYay)": board_multiset(lambda initial: Batched(HeapyKiYay(initial))),
+    "SortedList": board_sortedlist,
+}
+EVERYDAY_BASELINE = "heapq-lazy"
+
+
+def _interleaved(
+    fns: dict[str, Callable[[], Any]], repeat: int, what: str
+) -> list[tuple[str, list[float], Any]]:
+    """Time every function ``repeat`` times, alternating (one round = each function once), so a
+    change of the machine's load hits every peer alike; check they all return the same answer.
+    """
+    runs: dict[str, list[float]] = {name: [] for name in fns}
+    answers: dict[str, Any] = {}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                out = fn()
+                runs[name].append(time.perf_counter() - t0)
+            finally:
+                gc.enable()
+            answers[name] = out
+    first = next(iter(answers.values()), None)
+    for name, out in answers.items():
+        if out != first:
+            raise RuntimeError(f"{what}: {name} gave another answer than {next(iter(answers))}")
+    return [(name, runs[name], answers[name]) for name in fns]
+
+
+def _have_sortedcontainers() -> bool:
+    try:
+        import sortedcontainers  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def _chosen(table: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    return [
+        name
+        for name in table
+        if (not args.only or name in args.only)
+        and (name != "SortedList" or _have_sortedcontainers())
+    ]
+
+
+def _rows(n: int, timed: list[tuple[str, list[float], Any]], count: str) -> list[Result]:
+    rows = []
+    for name, runs, out in timed:
+        median = statistics.median(runs)
+        rows.append(
+            Result(
+                n, name, 0.0, median, f"{count}={len(out)} min_ms={min(runs) * 1e3:.1f}", runs=runs
+            )
+        )
+        print(f"  {name}: {median * 1e3:.1f} ms (min {min(runs) * 1e3:.1f})", file=sys.stderr)
+    _ratios(rows)
+    return rows
+
+
+def _dijkstra_rows(args: argparse.Namespace) -> list[Result]:
+    adj = make_graph(args.nodes, args.edges, args.seed)
+    print(f"dijkstra: {args.nodes} nodes, {args.edges} edges", file=sys.stderr)
+    fns = {name: (lambda fn=DIJKSTRA[name]: fn(adj, 0)) for name in _chosen(DIJKSTRA, args)}
+    return _rows(args.nodes, _interleaved(fns, args.repeat, "dijkstra"), "reached")
+
+
+def _leaderboard_rows(args: argparse.Namespace) -> list[Result]:
+    work = make_leaderboard(args.board_keys, args.board_changes, args.board_every, 10, args.seed)
+    print(
+        f"leaderboard: {args.board_keys} keys, {args.board_changes} changes, "
+        f"top-10 every {args.board_every}",
+        file=sys.stderr,
+    )
+    fns = {name: (lambda fn=LEADERBOARD[name]: fn(work)) for name in _chosen(LEADERBOARD, args)}
+    return _rows(args.board_keys, _interleaved(fns, args.repeat, "leaderboard"), "queries")
+
+
+def _ratios(rows: list[Result]) -> None:
+    base = [r.run_s for r in rows if r.name == EVERYDAY_BASELINE]
+    if base:
+        for r in rows:
+            r.ratio = r.run_s / base[0]
+
+
 def _print_table(results: list[Result], versus: str) -> None:
     print(f"| n | structure | build ms | run ms | vs {versus} | counters |")
     print("|---:|---|---:|---:|---:|---|")
@@ -464,9 +770,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--workloads",
         nargs="+",
-        choices=["multiset", "selection"],
-        default=["multiset", "selection"],
-        help="the Multiset workload, the lazy-selection workload, or both",
+        choices=["multiset", "selection", "dijkstra", "leaderboard"],
+        default=["multiset", "selection", "dijkstra", "leaderboard"],
+        help="which workloads to run (default: all four)",
+    )
+    parser.add_argument("--nodes", type=int, default=20_000, help="dijkstra: graph nodes")
+    parser.add_argument("--edges", type=int, default=100_000, help="dijkstra: graph edges")
+    parser.add_argument("--board-keys", type=int, default=50_000, help="leaderboard: keys")
+    parser.add_argument(
+        "--board-changes", type=int, default=200_000, help="leaderboard: score changes"
+    )
+    parser.add_argument(
+        "--board-every", type=int, default=100, help="leaderboard: changes between top-10s"
     )
     parser.add_argument(
         "--rise-every",
@@ -474,35 +789,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=8,
         help="selection: one rise of an existing key per this many occurrences (0: none)",
     )
-    parser.add_argument("--only", nargs="+", choices=[*IMPLEMENTATIONS, *SELECTORS], default=None)
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted({*IMPLEMENTATIONS, *SELECTORS, *DIJKSTRA, *LEADERBOARD}),
+        default=None,
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", metavar="OUT", default=None, help="also write the rows as CSV")
     args = parser.parse_args(argv)
     if args.repeat < 1 or any(n < 4 for n in args.sizes):
         parser.error("--repeat must be >= 1 and every size >= 4")
+    if args.nodes < 2 or args.edges < args.nodes or args.board_keys < 10 or args.board_every < 1:
+        parser.error(
+            "need --nodes >= 2, --edges >= --nodes, --board-keys >= 10, --board-every >= 1"
+        )
 
     results: list[Result] = []
     selection: list[Result] = []
-    for n in args.sizes:
+    for n in args.sizes if {"multiset", "selection"} & set(args.workloads) else []:
         rounds = min(args.rounds, n // 4)
         if "multiset" in args.workloads:
             results.extend(_multiset_row(n, rounds, args))
         if "selection" in args.workloads:
             selection.extend(_selection_row(n, rounds, args))
 
-    if results:
-        _print_table(results, "best baseline")
-    if selection:
-        if results:
-            print()
-        _print_table(selection, SELECTION_BASELINE)
+    everyday: list[tuple[str, list[Result]]] = []
+    if "dijkstra" in args.workloads:
+        everyday.append(("dijkstra", _dijkstra_rows(args)))
+    if "leaderboard" in args.workloads:
+        everyday.append(("leaderboard", _leaderboard_rows(args)))
+
+    tables = [("multiset", results, "best baseline"), ("selection", selection, SELECTION_BASELINE)]
+    tables += [(name, rows, EVERYDAY_BASELINE) for name, rows in everyday]
+    printed = False
+    for name, rows, versus in tables:
+        if rows:
+            if printed:
+                print()
+            print(f"{name}:")
+            _print_table(rows, versus)
+            printed = True
     if args.csv:
         with open(args.csv, "w", newline="") as out:
             writer = csv.writer(out)
             writer.writerow(
                 ["n", "structure", "build_s", "run_s", "ratio", "runs", "counters", "workload"]
             )
-            for workload, rows in (("multiset", results), ("selection", selection)):
+            for workload, rows, _ in tables:
                 for r in rows:
                     writer.writerow(
                         [

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import assert_type
+from typing import Literal, assert_type
 
 import pytest
 from hypothesis import settings
 
 from bpeds.errors import EmptyError, InvariantError
 from bpeds.structures import LazyHeap
-from bpeds.testing import multiset_machine
+from bpeds.testing import MultisetModel, multiset_machine
 from tests.budget import examples
 
 LazyHeapMachine = multiset_machine(
@@ -20,6 +20,38 @@ LazyHeapMachine.TestCase.settings = settings(
     max_examples=examples(ci=200, local=50), stateful_step_count=50
 )
 TestLazyHeapMachine = LazyHeapMachine.TestCase
+
+MinLazyHeapMachine = multiset_machine(
+    lambda tie: LazyHeap(tie=tie, stale_factor=1, order="min"),
+    kinds=("int", "float"),
+    order="min",
+    initial_factory=lambda initial, tie: LazyHeap(initial, tie=tie, order="min"),
+)
+MinLazyHeapMachine.TestCase.settings = settings(
+    max_examples=examples(ci=100, local=25), stateful_step_count=50
+)
+TestMinLazyHeapMachine = MinLazyHeapMachine.TestCase
+
+
+@pytest.mark.parametrize("order", ["max", "min"])
+def test_most_common_drops_the_dead_entries_it_meets(order: Literal["max", "min"]) -> None:
+    """Top-k pops past dead and duplicate entries once, drops them, and puts the answers back."""
+    sign = 1 if order == "max" else -1
+    h: LazyHeap[int] = LazyHeap({k: sign * k for k in range(1000)}, order=order)
+    model = MultisetModel({k: sign * k for k in range(1000)}, order=order)
+    for k in range(990, 1000):  # the best ten fall (in top order): ten dead entries in front
+        h.update(k, sign * (k - 500))
+        model.update(k, sign * (k - 500))
+    h.update(989, sign * 989)  # a duplicate live entry
+    entries = len(h._heap)
+    assert h.most_common(5) == model.most_common(5)
+    assert h.stale_skipped == 11  # 10 dead + 1 duplicate, dropped for good
+    assert len(h._heap) == entries - 11
+    assert h.most_common(5) == model.most_common(5)
+    assert h.stale_skipped == 11  # nothing left to drop: the second call pops 5, pushes 5
+    h.check()
+    assert h.most_common(1000) == model.most_common()
+    assert h.pop() == model.pop()
 
 
 def test_dead_entries_are_skipped_and_rebuilt_away() -> None:
@@ -41,6 +73,15 @@ def test_types_are_pinned_and_bad_input_refused() -> None:
         h.update("a", math.nan)
     with pytest.raises(EmptyError):
         LazyHeap().pop()
+    with pytest.raises(TypeError, match="an int count"):
+        h.add("a", math.nan)  # type: ignore[arg-type]
+    assert h.count("a") == 2
+    with pytest.raises(ValueError, match="stale_factor"):
+        LazyHeap(stale_factor=0)
+    with pytest.raises(ValueError, match="order must be"):
+        LazyHeap(order="largest")  # type: ignore[arg-type]
+    assert LazyHeap(order="min").order == "min"
+    assert repr(LazyHeap({"a": 1}, order="min")) == "LazyHeap({'a': 1}, order='min')"
 
 
 def test_check_catches_a_corrupted_heap() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, assert_type
+from typing import Any, Literal, assert_type
 
 import pytest
 from hypothesis import Phase, given, settings
@@ -16,7 +16,13 @@ from bpeds.structures.batched import Batched
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.protocols import Multiset, TieKey
-from bpeds.testing.multisets import MultisetModel, multiset_machine, negated, priorities
+from bpeds.testing.multisets import (
+    MultisetModel,
+    multiset_machine,
+    negated,
+    priorities,
+    quick_settings,
+)
 from tests.budget import examples
 
 MACHINE_SETTINGS = settings(
@@ -43,9 +49,15 @@ HEAPS = ["Heapy", "HeapyKiYay", "Batched(Heapy)", "Batched(HeapyKiYay)"]
 # -- the state machine, once per implementation ---------------------------------------------
 
 
-TestHeapyMachine = multiset_machine(lambda tie: Heapy(tie=tie)).TestCase
+# Each run builds the heap either from the constructor's initial mapping or by updates.
+TestHeapyMachine = multiset_machine(
+    lambda tie: Heapy(tie=tie), initial_factory=lambda initial, tie: Heapy(initial, tie=tie)
+).TestCase
 TestHeapyMachine.settings = MACHINE_SETTINGS
-TestHeapyKiYayMachine = multiset_machine(lambda tie: HeapyKiYay(tie=tie)).TestCase
+TestHeapyKiYayMachine = multiset_machine(
+    lambda tie: HeapyKiYay(tie=tie),
+    initial_factory=lambda initial, tie: HeapyKiYay(initial, tie=tie),
+).TestCase
 TestHeapyKiYayMachine.settings = MACHINE_SETTINGS
 TestBatchedHeapyMachine = multiset_machine(lambda tie: Batched(Heapy(tie=tie))).TestCase
 TestBatchedHeapyMachine.settings = MACHINE_SETTINGS
@@ -59,6 +71,63 @@ TestSortedMachine = multiset_machine(lambda tie: SortedMultiset(tie=tie)).TestCa
 TestSortedMachine.settings = MACHINE_SETTINGS
 TestCounterMachine = multiset_machine(lambda tie: CounterMultiset(tie=tie)).TestCase
 TestCounterMachine.settings = MACHINE_SETTINGS
+
+# order="min": the same machine, its model ranking the smallest priority first.
+TestMinHeapyKiYayMachine = multiset_machine(
+    lambda tie: HeapyKiYay(tie=tie, order="min"),
+    order="min",
+    initial_factory=lambda initial, tie: HeapyKiYay(initial, tie=tie, order="min"),
+).TestCase
+TestMinHeapyKiYayMachine.settings = MACHINE_SETTINGS
+TestMinHeapyMachine = multiset_machine(
+    lambda tie: Heapy(tie=tie, order="min"),
+    order="min",
+    initial_factory=lambda initial, tie: Heapy(initial, tie=tie, order="min"),
+).TestCase
+TestMinHeapyMachine.settings = MACHINE_SETTINGS
+TestMinBatchedMachine = multiset_machine(
+    lambda tie: Batched(HeapyKiYay(tie=tie, order="min")), order="min"
+).TestCase
+TestMinBatchedMachine.settings = MACHINE_SETTINGS
+
+
+def test_min_order_is_not_max_order() -> None:
+    """A max-heap under the min machine (and the reverse) is caught: the order is really tested."""
+    cases: list[tuple[Factory, Literal["max", "min"]]] = [
+        (lambda tie: HeapyKiYay(tie=tie), "min"),
+        (lambda tie: HeapyKiYay(tie=tie, order="min"), "max"),
+        (lambda tie: Heapy(tie=tie), "min"),
+        (lambda tie: Heapy(tie=tie, order="min"), "max"),
+    ]
+    for factory, order in cases:
+        machine = multiset_machine(factory, kinds=["int"], order=order)
+        with pytest.raises(AssertionError, match="implementation gave"):
+            run_state_machine_as_test(
+                machine,
+                settings=settings(
+                    max_examples=100, stateful_step_count=30, database=None, phases=[Phase.generate]
+                ),
+            )
+
+
+def test_order_argument() -> None:
+    h: HeapyKiYay[str, tuple[int, int]] = HeapyKiYay({"a": (2, 0), "b": (1, 5)}, order="min")
+    assert h.order == "min"
+    assert HeapyKiYay().order == "max"
+    assert Batched(HeapyKiYay(order="min")).order == "min"
+    assert Heapy(order="min").order == "min"
+    assert isinstance(h, HeapyKiYay)
+    assert h.top() == ("b", (1, 5))
+    assert repr(h) == "HeapyKiYay({'b': (1, 5), 'a': (2, 0)}, order='min')"
+    with pytest.raises(ValueError, match="order must be 'max'"):
+        HeapyKiYay(order="smallest")  # type: ignore[arg-type]
+
+    class Mine(HeapyKiYay[str, int]):
+        __slots__ = ()
+
+    with pytest.raises(TypeError, match="order='min' is built by HeapyKiYay itself"):
+        Mine(order="min")
+    assert Mine({"a": 1}).top() == ("a", 1)
 
 
 class _LargestTieWins(CounterMultiset[Any, Any]):
@@ -78,6 +147,45 @@ def test_machine_catches_a_wrong_tie_rule() -> None:
             machine,
             settings=settings(
                 max_examples=100, stateful_step_count=30, database=None, phases=[Phase.generate]
+            ),
+        )
+
+
+class _RemovesOne(HeapyKiYay[Any, Any]):
+    """A subtle bug: ``remove(key, n)`` subtracts 1 whatever ``n`` is."""
+
+    __slots__ = ()
+
+    def remove(self, key: Any, n: int = 1) -> None:
+        super().remove(key, min(n, 1))
+
+
+def test_quick_settings_catch_a_subtle_bug_and_say_what_happened() -> None:
+    machine = multiset_machine(lambda tie: _RemovesOne(tie=tie))
+    quick = quick_settings(shrink=False, database=None)
+    assert (quick.max_examples, quick.stateful_step_count) == (50, 20)
+    assert Phase.shrink not in quick.phases
+    assert Phase.shrink in quick_settings().phases
+    with pytest.raises(AssertionError, match=r"implementation (did not raise|gave)"):
+        run_state_machine_as_test(machine, settings=quick)
+
+
+def test_failure_messages_name_what_was_raised() -> None:
+    class RaisesIndexError(HeapyKiYay[Any, Any]):
+        __slots__ = ()
+
+        def top(self) -> Any:
+            if not self:
+                raise IndexError("empty")  # EmptyError is an IndexError, but not exactly
+            return super().top()
+
+    machine = multiset_machine(lambda tie: RaisesIndexError(tie=tie), kinds=["int"])
+    expected = r"top\(\): implementation raised IndexError\('empty'\); the model raised EmptyError"
+    with pytest.raises(AssertionError, match=expected):
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=200, stateful_step_count=10, database=None, phases=[Phase.generate]
             ),
         )
 
@@ -126,7 +234,9 @@ def test_protocol_edges(name: str) -> None:
         real.top()
     with pytest.raises(IndexError):  # EmptyError is an IndexError
         real.pop()
-    real.add("a", 0)
+    real.add("a", 0)  # a count of 0 is absence: add(k, 0) inserts nothing
+    assert "a" not in real
+    real.update("a", 0)  # update keeps any priority, 0 included
     assert "a" in real
     assert real.count("a") == 0
     assert real.top() == ("a", 0)
@@ -139,6 +249,12 @@ def test_protocol_edges(name: str) -> None:
     real.remove("a", 0)  # reaching 0 by remove: the key leaves
     assert "a" not in real
     assert real.count("a") == 0
+    real.update("n", -3)
+    real.add("n", 3)  # reaching 0 by add: the key leaves too (one rule for both)
+    assert "n" not in real
+    real.update("z", 0)
+    real.add("z", 0)  # add(k, 0) on a key at 0: it is at 0 after a counting call, so it leaves
+    assert "z" not in real
     real.update("b", 0)  # update never removes
     assert "b" in real
     with pytest.raises(ValueError, match="most_common"):
@@ -209,8 +325,8 @@ def _corruptions() -> list[tuple[str, Callable[[Any], None]]]:
     def counter_ties(h: Any) -> None:
         del h._ties[3]
 
-    def batched_zeroed(h: Any) -> None:
-        h._zeroed.add(12345)
+    def batched_delta(h: Any) -> None:
+        h._pending[3] = 1.5  # deltas are ints: a float would round at every flush
 
     def batched_inner(h: Any) -> None:
         h._inner._heap[1].pos = 0
@@ -228,7 +344,7 @@ def _corruptions() -> list[tuple[str, Callable[[Any], None]]]:
         ("HeapqMultiset", heapq_lost),
         ("SortedMultiset", sorted_order),
         ("CounterMultiset", counter_ties),
-        ("Batched(Heapy)", batched_zeroed),
+        ("Batched(Heapy)", batched_delta),
         ("Batched(HeapyKiYay)", batched_inner),
     ]
 
@@ -363,16 +479,23 @@ def test_batched_presence_at_zero() -> None:
     real.add("x", 2)
     real.remove("x", 2)
     assert "x" not in real
-    real.add("x", 0)  # an add at 0 re-inserts
-    assert "x" in real
-    assert real.count("x") == 0
+    real.add("x", 0)  # add at 0 on an absent key: still absent
+    assert "x" not in real
     real.update("y", -3)
-    real.add("y", 3)  # add never removes, even when it lands on 0
-    assert "y" in real
-    real.remove("y", 0)  # remove landing on 0 does
+    real.add("y", 3)  # add landing on 0: the key leaves (the same rule as remove)
     assert "y" not in real
+    assert real.count("y") == 0
+    real.update("z", 0)
+    real.add("z", 2)
+    real.remove("z", 2)  # netted out on a key held at 0: the flush must take it out
+    assert "z" not in real
+    real.update("w", 4)
+    real.remove("w", 4)
+    real.add("w", 1)  # gone, then back
+    assert "w" in real
     real.check()
-    assert dict(real.items()) == {"x": 0}
+    assert dict(real.items()) == {"w": 1}
+    assert "z" not in real.inner
     real.check()
 
 

@@ -33,6 +33,7 @@ from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     IndexedMultiset,
     MultisetBase,
+    Ranked,
     check_most_common_n,
     check_priorities,
     count_error,
@@ -99,7 +100,7 @@ class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0); replaces its entry.
 
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError.
+        A result of exactly 0 removes the key; ``n < 0`` raises ValueError.
 
         Complexity: O(log n); HeapqMultiset: O(log n) amortised (rebuilds are
         O(n), paid for by the stale entries).
@@ -108,12 +109,15 @@ class _Replacing(IndexedMultiset[K, P, _Entry[K, P]]):
             raise count_error("add", n)
         entry = self._index.get(key)
         if entry is None:
-            tie_of = self._tie
-            self._replace(None, _Entry(n, key if tie_of is None else tie_of(key), key))  # type: ignore[arg-type]
+            if n:
+                tie_of = self._tie
+                self._replace(None, _Entry(n, key if tie_of is None else tie_of(key), key))  # type: ignore[arg-type]
             return
         old: Any = entry.prio
         new = old + n
-        if n:
+        if new == 0:
+            self._delete(entry)
+        elif n:
             self._replace(entry, _Entry(new, entry.tie, key))
 
     def remove(self, key: K, n: int = 1) -> None:
@@ -300,12 +304,31 @@ class HeapqMultiset(_Replacing[K, P]):
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
         """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
 
-        Complexity: O(size log n) via :func:`heapq.nsmallest`; O(size log size) for all.
+        Pops entries until ``n`` live ones have surfaced, then pushes those
+        back; the stale entries met on the way are dropped for good (as
+        ``top`` drops them), so each is paid for once.
+
+        Complexity: O(n log size) amortised; O(size log size) for all.
         """
         check_most_common_n(n)
-        live = self._index.values()
-        best = sorted(live) if n is None else nsmallest(n, live)
-        return [(e.key, e.prio) for e in best]
+        live = self._index
+        if n is None or 4 * n >= len(live):
+            return [(e.key, e.prio) for e in sorted(live.values())][:n]
+        heap = self._heap
+        keep: list[_Entry[K, P]] = []
+        dropped = 0
+        try:
+            while heap and len(keep) < n:
+                entry = heappop(heap)
+                if live.get(entry.key) is entry:
+                    keep.append(entry)
+                else:
+                    dropped += 1
+        finally:
+            for entry in keep:
+                heappush(heap, entry)
+            self.stale_skipped += dropped
+        return [(e.key, e.prio) for e in keep]
 
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.
@@ -489,7 +512,7 @@ class CounterMultiset(MultisetBase[K, P]):
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
 
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError.
+        A result of exactly 0 removes the key; ``n < 0`` raises ValueError.
 
         Complexity: O(1).
         """
@@ -498,8 +521,13 @@ class CounterMultiset(MultisetBase[K, P]):
         prio = self._prio
         if key in prio:
             old: Any = prio[key]
-            prio[key] = old + n
-        else:
+            new = old + n
+            if new == 0:
+                del prio[key]
+                del self._ties[key]
+            else:
+                prio[key] = new
+        elif n:
             self._insert(key, n)  # type: ignore[arg-type]
 
     def remove(self, key: K, n: int = 1) -> None:
@@ -588,11 +616,16 @@ class CounterMultiset(MultisetBase[K, P]):
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
         """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
 
-        Complexity: O(size log size).
+        Complexity: O(size log n) (one pass keeping the n best, like
+        ``Counter.most_common``); O(size log size) for all. The one multiset
+        whose ``most_common`` is not O(n log size): it has no order to walk.
         """
         check_most_common_n(n)
         ties = self._ties
-        return rank_sorted((k, p, ties[k]) for k, p in self._prio.items())[:n]
+        if n is None or 4 * n >= len(ties):
+            return rank_sorted((k, p, ties[k]) for k, p in self._prio.items())[:n]
+        best = nsmallest(n, (Ranked(p, ties[k], k) for k, p in self._prio.items()))
+        return [(r.payload, r.prio) for r in best]
 
     def items(self) -> Iterator[tuple[K, P]]:
         """Every ``(key, priority)``, in no particular order. Complexity: O(1) per item."""

@@ -17,13 +17,14 @@ What stays eager:
 * ``count`` and ``in`` combine the inner value and the pending delta of that
   one key; they do not flush.
 * ``update`` and ``discard`` act on ``inner`` directly and drop that key's
-  pending delta; ``add(key, 0)`` applies that key's delta first. None of
-  them flushes other keys.
+  pending delta. Neither flushes other keys.
 
-Presence. A key removed down to 0 leaves; ``add`` never makes a key leave.
-So when a pending key's effective count is 0, it is absent exactly when
-its last zero was reached by a ``remove``; those keys are kept in a small
-set (``_zeroed``).
+Presence. ``add`` and ``remove`` follow the protocol's rule (a key they
+bring to exactly 0 leaves), so a key with a pending delta is present exactly
+when its effective count (inner count plus delta) is not 0; a flush applies
+the net delta with one inner ``add`` or ``remove``, whose own rule gives the
+same presence, or, for a delta that netted to 0 on a key the inner multiset
+holds at 0, one ``discard``.
 
 Not handled: ``add`` on a key whose priority does not support ``+ int``
 (say a tuple set by ``update``) raises TypeError at the next flush instead
@@ -43,7 +44,7 @@ from bpeds.structures.multiset import (
     remove_absent_error,
     remove_too_many_error,
 )
-from bpeds.structures.protocols import Multiset
+from bpeds.structures.protocols import Multiset, Order
 
 __all__ = ["Batched"]
 
@@ -72,7 +73,7 @@ class Batched(Generic[K, P]):
     bpeds.errors.PreconditionError: remove('zz'): key is not present; use discard() to ignore that
     """
 
-    __slots__ = ("_count", "_inner", "_pending", "_zeroed", "applied", "flushes", "netted")
+    __slots__ = ("_count", "_inner", "_pending", "applied", "flushes", "netted")
 
     def __init__(self, inner: Multiset[K, P]) -> None:
         """Wrap ``inner``; its ties, priorities and complexity stay its own.
@@ -86,13 +87,18 @@ class Batched(Generic[K, P]):
         self._inner: Multiset[K, P] = inner
         self._count = inner.count  # bound once: remove() calls it every time
         self._pending: dict[K, int] = {}
-        self._zeroed: set[K] = set()
         #: Flushes that found pending work.
         self.flushes = 0
         #: Calls made on the inner multiset by flushes.
         self.applied = 0
         #: Pending keys whose deltas cancelled out (no inner call at flush).
         self.netted = 0
+
+    @property
+    def order(self) -> Order:
+        """The inner multiset's order: ``"max"`` or ``"min"``. Complexity: O(1)."""
+        order: Order = getattr(self._inner, "order", "max")
+        return order
 
     @property
     def inner(self) -> Multiset[K, P]:
@@ -104,20 +110,14 @@ class Batched(Generic[K, P]):
     def _apply(self, key: K, delta: int) -> bool:
         """Apply one key's net ``delta`` to the inner multiset; False if nothing to do."""
         inner = self._inner
-        zeroed = self._zeroed
-        if zeroed and key in zeroed:
-            # Removed down to 0 at some point: absent again iff the net value is 0.
-            current: Any = self._count(key)
-            value = current + delta
-            if value == 0:
-                inner.discard(key)
-            else:
-                inner.update(key, value)
-        elif delta > 0:
+        if delta > 0:
             inner.add(key, delta)
         elif delta:
-            # A net removal that was validated call by call: the result is > 0 here.
+            # A net removal that was validated call by call: the result is >= 0 here.
             inner.remove(key, -delta)
+        elif key in inner and self._count(key) == 0:
+            # Netted out on a key held at 0 (by update): the last add/remove left it at 0.
+            inner.discard(key)
         else:
             return False
         return True
@@ -137,61 +137,45 @@ class Batched(Generic[K, P]):
         inner = self._inner
         add = inner.add
         remove = inner.remove
-        zeroed = self._zeroed
         applied = 0
         done = 0
         try:
             for key, delta in pending.items():
-                if zeroed and key in zeroed:
-                    if self._apply(key, delta):
-                        applied += 1
-                elif delta > 0:
+                if delta > 0:
                     add(key, delta)
                     applied += 1
                 elif delta:
                     remove(key, -delta)
+                    applied += 1
+                elif self._apply(key, 0):
                     applied += 1
                 done += 1
         except BaseException:
             rest = list(pending.items())[done + 1 :]
             pending.clear()
             pending.update(rest)
-            if zeroed:
-                zeroed.intersection_update(pending)
             raise
         finally:
             self.flushes += 1
             self.applied += applied
             self.netted += done - applied
         pending.clear()
-        zeroed.clear()
-
-    def _flush_key(self, key: K) -> None:
-        delta = self._pending.pop(key, None)
-        if delta is not None:
-            try:
-                self._apply(key, delta)
-            finally:
-                self._zeroed.discard(key)
 
     # -- the Multiset protocol ------------------------------------------------------------------
 
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0); deferred.
 
-        ``n == 0`` inserts an absent key with priority 0 (applied at once);
-        ``n < 0`` raises ValueError, an ``n`` that is not an ``int`` TypeError.
+        A result of exactly 0 removes the key (``add(k, 0)`` leaves an absent
+        key absent and takes out a key held at 0); ``n < 0`` raises ValueError, an
+        ``n`` that is not an ``int`` TypeError.
 
         Complexity: O(1).
         """
         if type(n) is not int or n < 0:
             raise count_error("add", n)
-        if n:
-            pending = self._pending
-            pending[key] = pending.get(key, 0) + n
-            return
-        self._flush_key(key)
-        self._inner.add(key, 0)
+        pending = self._pending
+        pending[key] = pending.get(key, 0) + n
 
     def remove(self, key: K, n: int = 1) -> None:
         """Decrease ``key``'s priority by ``n`` (deferred); the key leaves when it reaches 0.
@@ -208,15 +192,11 @@ class Batched(Generic[K, P]):
         delta = pending.get(key, 0)
         current: Any = self._count(key)
         value = current + delta
-        if value < n:
+        if value < n or (not value and key not in self):
             if key in self:
                 raise remove_too_many_error(key, value, n)
             raise remove_absent_error(key)
-        if not value and key not in self:  # value == n == 0
-            raise remove_absent_error(key)
         pending[key] = delta - n
-        if value == n:
-            self._zeroed.add(key)
 
     def update(self, key: K, priority: P) -> None:
         """Set ``key``'s priority on the inner multiset now, dropping its pending delta.
@@ -226,8 +206,7 @@ class Batched(Generic[K, P]):
         Complexity: one inner ``update``.
         """
         self._inner.update(key, priority)
-        if self._pending.pop(key, None) is not None:
-            self._zeroed.discard(key)
+        self._pending.pop(key, None)
 
     def discard(self, key: K) -> None:
         """Remove ``key`` whatever its priority (and its pending delta); no error if absent.
@@ -235,8 +214,7 @@ class Batched(Generic[K, P]):
         Complexity: one inner ``discard``.
         """
         self._inner.discard(key)
-        if self._pending.pop(key, None) is not None:
-            self._zeroed.discard(key)
+        self._pending.pop(key, None)
 
     def count(self, key: K) -> P | int:
         """The priority of ``key`` including its pending delta, or ``0`` if absent.
@@ -247,10 +225,7 @@ class Batched(Generic[K, P]):
         current: Any = self._count(key)
         if delta is None:
             return current  # type: ignore[no-any-return]
-        value = current + delta
-        if value == 0 and key in self._zeroed:
-            return 0
-        return value  # type: ignore[no-any-return]
+        return current + delta  # type: ignore[no-any-return]
 
     def top(self) -> tuple[K, P]:
         """Flush, then the inner ``top()``; EmptyError if empty.
@@ -291,39 +266,25 @@ class Batched(Generic[K, P]):
     def check(self) -> None:
         """Verify every invariant in O(n); raise InvariantError with the state if broken.
 
-        Does not flush. Checked: pending deltas are ints; every zeroed key is
-        pending and its effective count is >= 0 (after a key was removed down
-        to 0 only adds and valid removes follow); the counters are sane; then
-        the inner multiset's own ``check()``.
+        Does not flush. Checked: pending deltas are ints; the counters are
+        sane; then the inner multiset's own ``check()``.
 
         Complexity: O(pending) plus the inner ``check()``.
         """
         pending = self._pending
-        zeroed = self._zeroed
-        inner = self._inner
         for name in ("flushes", "applied", "netted"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise InvariantError(f"counter {name} is {value!r}", self._dump())
         for key, delta in pending.items():
-            if not isinstance(delta, int):
+            if type(delta) is not int:
                 raise InvariantError(f"pending delta of {key!r} is {delta!r}", self._dump())
-        for key in zeroed:
-            if key not in pending:
-                raise InvariantError(f"zeroed key {key!r} has no pending delta", self._dump())
-            current: Any = inner.count(key)
-            if current + pending[key] < 0:
-                raise InvariantError(
-                    f"zeroed key {key!r} has effective count {current + pending[key]!r}",
-                    self._dump(),
-                )
-        inner.check()
+        self._inner.check()
 
     def _dump(self) -> dict[str, object]:
         return {
             "pending": dict(list(self._pending.items())[:32]),
             "pending_size": len(self._pending),
-            "zeroed": list(self._zeroed)[:32],
             "flushes": self.flushes,
             "applied": self.applied,
             "netted": self.netted,
@@ -344,11 +305,8 @@ class Batched(Generic[K, P]):
         pending = self._pending
         if key not in pending:
             return key in self._inner
-        delta = pending[key]
         current: Any = self._count(key)
-        if current + delta != 0:
-            return True
-        return key not in self._zeroed
+        return bool(current + pending[key] != 0)
 
     def __iter__(self) -> Iterator[K]:
         """Flush, then every key, in no particular order. Complexity: a flush plus O(1) per key."""

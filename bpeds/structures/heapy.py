@@ -27,15 +27,18 @@ from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     BinaryHeap,
     Ranked,
+    RankedMin,
+    check_order,
     check_priorities,
     count_error,
     is_ordered,
     ranks_before,
+    ranks_before_min,
     remove_absent_error,
     remove_too_many_error,
     unordered_error,
 )
-from bpeds.structures.protocols import TieKey
+from bpeds.structures.protocols import Order, TieKey
 
 __all__ = ["Heapy"]
 
@@ -62,7 +65,11 @@ class _Node(Generic[K, P]):
 
 
 class Heapy(BinaryHeap[K, P, _Node[K, P]]):
-    """A pointer-based binary max-heap: nodes linked to parent and children.
+    """A node-based binary heap (max-first; ``order="min"`` for min-first): linked nodes.
+
+    Each key owns a node linked to its parent and children; sifting relinks
+    nodes. Same behaviour and sifts as the array-based
+    :class:`~bpeds.structures.HeapyKiYay`, which is usually the one to pick.
 
     Same behaviour as every :class:`~bpeds.structures.protocols.Multiset`:
     among equal priorities the smallest tie key (``tie(key)``, computed once
@@ -78,39 +85,67 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
     >>> h.top(), len(h), "ab" in h
     (('bc', 2), 1, False)
     >>> h.check()
+    >>> Heapy({"x": 5, "y": 2}, order="min").top()   # smallest first
+    ('y', 2)
     """
 
     __slots__ = ("_root",)
+    _public_name = "Heapy"
 
-    def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
+    def __new__(
+        cls,
+        initial: Mapping[K, P] | None = None,
+        *,
+        tie: TieKey | None = None,
+        order: Order = "max",
+    ) -> Heapy[K, P]:
+        """Pick the class for ``order``: the min variant is a private subclass."""
+        if order == "min" and cls is Heapy:
+            return super().__new__(_MinHeapy)
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        initial: Mapping[K, P] | None = None,
+        *,
+        tie: TieKey | None = None,
+        order: Order = "max",
+    ) -> None:
         """Build a heap from ``initial`` (key -> priority) in O(n) by bottom-up heapify.
+
+        ``order`` is ``"max"`` (largest priority first, the default) or ``"min"``.
 
         Complexity: O(n) for n initial keys (plus n calls to ``tie``).
         """
+        if (check_order(order) == "min") != self._min:
+            raise TypeError(
+                f"{type(self).__name__} cannot take order={order!r}; "
+                "order='min' is built by Heapy itself"
+            )
         super().__init__(tie)
         self._root: _Node[K, P] | None = None
         if initial:
             check_priorities(initial.values())
             tie_of = self._tie
             nodes = self._index
-            order: list[_Node[K, P]] = []
+            slots: list[_Node[K, P]] = []
             for key, prio in initial.items():
                 node = _Node(prio, key if tie_of is None else tie_of(key), key)
                 nodes[key] = node
-                i = len(order)
+                i = len(slots)
                 if i:
-                    parent = order[(i - 1) >> 1]
+                    parent = slots[(i - 1) >> 1]
                     node.parent = parent
                     if i & 1:
                         parent.left = node
                     else:
                         parent.right = node
-                order.append(node)
-            self._root = order[0]
+                slots.append(node)
+            self._root = slots[0]
             # Bottom-up: the node first placed at slot i is still there when its turn comes,
             # because the sifts before it only moved nodes inside subtrees of later slots.
-            for i in range((len(order) >> 1) - 1, -1, -1):
-                self._sift_down(order[i])
+            for i in range((len(slots) >> 1) - 1, -1, -1):
+                self._sift_down(slots[i])
 
     # -- shape ----------------------------------------------------------------------------------
 
@@ -133,16 +168,17 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
         root = self._root
         assert root is not None
         out: list[tuple[K, P]] = []
-        frontier = [Ranked(root.prio, root.tie, root)]
+        wrap = RankedMin if self._min else Ranked
+        frontier = [wrap(root.prio, root.tie, root)]
         while len(out) < n:
             x = heappop(frontier).payload
             out.append((x.key, x.prio))
             left = x.left
             if left is not None:
-                heappush(frontier, Ranked(left.prio, left.tie, left))
+                heappush(frontier, wrap(left.prio, left.tie, left))
                 right = x.right
                 if right is not None:
-                    heappush(frontier, Ranked(right.prio, right.tie, right))
+                    heappush(frontier, wrap(right.prio, right.tie, right))
         return out
 
     # -- sifting (textbook names: _sift_up moves towards the root) ---------------------------
@@ -325,8 +361,9 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
 
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises
-        ValueError. Assumes ``priority + n >= priority`` (true of numbers).
+        A result of exactly 0 removes the key (``add(k, 0)`` leaves an absent
+        key absent); ``n < 0`` raises ValueError. Assumes ``priority + n >=
+        priority`` (true of numbers).
         If a comparison raises, the change is undone and the error propagates.
 
         Complexity: O(log n) (an absent key also walks to the free slot).
@@ -335,10 +372,14 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
             raise count_error("add", n)
         node = self._index.get(key)
         if node is None:
-            self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
+            if n:
+                self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
             return
         old: Any = node.prio
         new = old + n
+        if new == 0:
+            self._delete(node)
+            return
         node.prio = new
         if not n:
             return
@@ -390,7 +431,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
     def update(self, key: K, priority: P) -> None:
         """Set ``key``'s priority (inserting it if absent), sifting either way.
 
-        A priority of 0 keeps the key present. If a comparison raises, the
+        Any priority, 0 and negatives included, keeps the key. If a comparison raises, the
         change is undone and the error propagates.
 
         Complexity: O(log n).
@@ -425,6 +466,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
         """
         nodes = self._index
         size = len(nodes)
+        before = ranks_before_min if self._min else ranks_before
         if not isinstance(self.sifts, int) or self.sifts < 0:
             raise InvariantError(f"sifts counter is {self.sifts!r}", self._dump())
         root = self._root
@@ -446,7 +488,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
             if problem is not None:
                 raise InvariantError(f"node {x.key!r} {problem}", self._dump(x))
             parent = x.parent
-            if parent is not None and ranks_before(x.prio, x.tie, parent.prio, parent.tie):
+            if parent is not None and before(x.prio, x.tie, parent.prio, parent.tie):
                 raise InvariantError(
                     f"heap order: {x.key!r} ranks before its parent {parent.key!r}",
                     self._dump(x),
@@ -494,3 +536,239 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
             state["at"] = at
             state["parent"] = at.parent
         return state
+
+
+class _MinHeapy(Heapy[K, P]):
+    """``Heapy(order="min")``: the smallest priority first, ties still by smallest tie key.
+
+    The methods whose loops compare priorities are written out again with
+    the comparisons the other way round (no per-step branch on the order);
+    everything else is inherited.
+    """
+
+    __slots__ = ()
+    _min = True
+
+    def _sift_up(self, x: _Node[K, P]) -> None:
+        prio: Any = x.prio
+        tie = x.tie
+        moved = 0
+        try:
+            while True:
+                p = x.parent
+                if p is None:
+                    break
+                pp: Any = p.prio
+                if pp < prio:
+                    break
+                if not prio < pp and not tie < p.tie:
+                    break
+                # Relink: x takes p's place, p takes x's.
+                g = p.parent
+                xl = x.left
+                xr = x.right
+                if p.left is x:
+                    s = p.right
+                    x.left = p
+                    x.right = s
+                else:
+                    s = p.left
+                    x.left = s
+                    x.right = p
+                if s is not None:
+                    s.parent = x
+                p.left = xl
+                p.right = xr
+                if xl is not None:
+                    xl.parent = p
+                    if xr is not None:
+                        xr.parent = p
+                p.parent = x
+                x.parent = g
+                if g is None:
+                    self._root = x
+                elif g.left is p:
+                    g.left = x
+                else:
+                    g.right = x
+                moved += 1
+        finally:
+            self.sifts += moved
+
+    def _sift_down(self, x: _Node[K, P]) -> None:
+        prio: Any = x.prio
+        tie = x.tie
+        moved = 0
+        try:
+            while True:
+                c = x.left
+                if c is None:
+                    break
+                r = x.right
+                if r is not None:
+                    cp: Any = c.prio
+                    rp = r.prio
+                    if rp < cp or (not cp < rp and r.tie < c.tie):
+                        c = r
+                cp = c.prio
+                if prio < cp:
+                    break
+                if not cp < prio and not c.tie < tie:
+                    break
+                # Relink: c takes x's place, x takes c's.
+                g = x.parent
+                cl = c.left
+                cr = c.right
+                if x.left is c:
+                    s = x.right
+                    c.left = x
+                    c.right = s
+                else:
+                    s = x.left
+                    c.left = s
+                    c.right = x
+                if s is not None:
+                    s.parent = c
+                x.left = cl
+                x.right = cr
+                if cl is not None:
+                    cl.parent = x
+                    if cr is not None:
+                        cr.parent = x
+                x.parent = c
+                c.parent = g
+                if g is None:
+                    self._root = c
+                elif g.left is x:
+                    g.left = c
+                else:
+                    g.right = c
+                moved += 1
+        finally:
+            self.sifts += moved
+
+    def _delete(self, x: _Node[K, P]) -> None:
+        nodes = self._index
+        last = self._node_at(len(nodes))
+        del nodes[x.key]
+        lp = last.parent
+        if lp is None:  # the only node
+            self._root = None
+            return
+        if lp.right is last:
+            lp.right = None
+        else:
+            lp.left = None
+        if last is x:
+            x.parent = None
+            return
+        # ``last`` takes x's place (x's children are read after detaching ``last``).
+        xp = x.parent
+        xl = x.left
+        xr = x.right
+        last.parent = xp
+        last.left = xl
+        last.right = xr
+        if xl is not None:
+            xl.parent = last
+        if xr is not None:
+            xr.parent = last
+        if xp is None:
+            self._root = last
+        elif xp.left is x:
+            xp.left = last
+        else:
+            xp.right = last
+        x.parent = x.left = x.right = None
+        if xp is not None:
+            pp: Any = xp.prio
+            lpr = last.prio
+            if lpr < pp or (not pp < lpr and last.tie < xp.tie):
+                self._sift_up(last)
+                return
+        self._sift_down(last)
+
+    def add(self, key: K, n: int = 1) -> None:
+        """Increase ``key``'s priority by ``n``: it moves away from the top. See Heapy.add.
+
+        Complexity: O(log n).
+        """
+        if type(n) is not int or n < 0:
+            raise count_error("add", n)
+        node = self._index.get(key)
+        if node is None:
+            if n:
+                self._insert(key, n)  # type: ignore[arg-type]  # counts are ints
+            return
+        old: Any = node.prio
+        new = old + n
+        if new == 0:
+            self._delete(node)
+            return
+        node.prio = new
+        if not n:
+            return
+        left = node.left
+        if left is not None:
+            try:
+                # Cheap pre-check: both children strictly higher means no move.
+                right = node.right
+                if not new < left.prio or (right is not None and not new < right.prio):
+                    self._sift_down(node)
+            except BaseException:
+                node.prio = old
+                self._resift(node)
+                raise
+
+    def remove(self, key: K, n: int = 1) -> None:
+        """Decrease ``key``'s priority by ``n``: it moves towards the top. See Heapy.remove.
+
+        Complexity: O(log n).
+        """
+        if type(n) is not int or n < 0:
+            raise count_error("remove", n)
+        node = self._index.get(key)
+        if node is None:
+            raise remove_absent_error(key)
+        old: Any = node.prio
+        if old < n:
+            raise remove_too_many_error(key, old, n)
+        new = old - n
+        if new == 0:
+            self._delete(node)
+            return
+        node.prio = new
+        if not n:
+            return
+        parent = node.parent
+        if parent is not None:
+            try:
+                if not parent.prio < new:
+                    self._sift_up(node)
+            except BaseException:
+                node.prio = old
+                self._resift(node)
+                raise
+
+    def update(self, key: K, priority: P) -> None:
+        """Set ``key``'s priority (inserting it if absent). See Heapy.update.
+
+        Complexity: O(log n).
+        """
+        if type(priority) is not int and not is_ordered(priority):
+            raise unordered_error(priority)
+        node = self._index.get(key)
+        if node is None:
+            self._insert(key, priority)
+            return
+        old: Any = node.prio
+        node.prio = priority
+        try:
+            if priority < old:
+                self._sift_up(node)
+            elif old < priority:
+                self._sift_down(node)
+        except BaseException:
+            node.prio = old
+            self._resift(node)
+            raise

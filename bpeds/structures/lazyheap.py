@@ -30,13 +30,14 @@ from typing import Any, Generic, TypeVar
 from bpeds.errors import InvariantError
 from bpeds.structures.multiset import (
     check_most_common_n,
+    check_order,
     count_error,
     empty_error,
     remove_absent_error,
     remove_too_many_error,
     resolve_tie,
 )
-from bpeds.structures.protocols import TieKey
+from bpeds.structures.protocols import Order, TieKey
 
 __all__ = ["LazyHeap"]
 
@@ -49,7 +50,7 @@ Number = int | float
 
 
 class LazyHeap(Generic[K]):
-    """Max-heap of numeric priorities, lazy, in C ``heapq``.
+    """Max-heap (or, with ``order="min"``, min-heap) of numeric priorities, lazy, in C ``heapq``.
 
     >>> h = LazyHeap({"b": 3, "a": 5, "c": 5})
     >>> h.top()            # 5 is the largest priority; "a" < "c" breaks the tie
@@ -57,6 +58,9 @@ class LazyHeap(Generic[K]):
     >>> h.update("a", 1); h.discard("c")
     >>> h.pop(), len(h)
     (('b', 3), 1)
+    >>> dist = LazyHeap({"s": 0.0, "t": 7.5}, order="min")
+    >>> dist.update("t", 2.5); dist.pop(), dist.pop()
+    (('s', 0.0), ('t', 2.5))
 
     ========================= ===============================================
     operation                 cost
@@ -64,11 +68,19 @@ class LazyHeap(Generic[K]):
     update / add / remove     O(log n) (one C ``heappush``), amortised
     discard / count / in      O(1)
     top / pop                 O(log n) amortised (dead entries are popped once)
-    most_common(k)            O(n log n)
+    most_common(k)            O(k log n) amortised (dead entries are popped once)
     ========================= ===============================================
     """
 
-    __slots__ = ("_heap", "_prio", "_tie", "rebuilds", "stale_factor", "stale_skipped")
+    __slots__ = (
+        "_heap",
+        "_prio",
+        "_sign",
+        "_tie",
+        "rebuilds",
+        "stale_factor",
+        "stale_skipped",
+    )
 
     def __init__(
         self,
@@ -76,10 +88,15 @@ class LazyHeap(Generic[K]):
         *,
         tie: TieKey | None = None,
         stale_factor: int = 2,
+        order: Order = "max",
     ) -> None:
         self._tie = resolve_tie(tie)
+        # Entries hold sign * priority: -priority for "max", so C heapq's min is our best.
+        self._sign = -1 if check_order(order) == "max" else 1
         self._prio: dict[K, Number] = {}
         self._heap: list[tuple[Any, ...]] = []
+        if not isinstance(stale_factor, int) or stale_factor < 1:
+            raise ValueError(f"stale_factor must be an int >= 1, got {stale_factor!r}")
         self.stale_factor = stale_factor
         #: Dead entries dropped from the root, and full rebuilds (operation counters).
         self.stale_skipped = 0
@@ -89,6 +106,11 @@ class LazyHeap(Generic[K]):
                 self._check_prio(prio)
                 self._prio[key] = prio
             self._rebuild()
+
+    @property
+    def order(self) -> Order:
+        """``"max"`` (largest priority first) or ``"min"``. Complexity: O(1)."""
+        return "max" if self._sign < 0 else "min"
 
     @staticmethod
     def _check_prio(prio: object) -> None:
@@ -101,7 +123,8 @@ class LazyHeap(Generic[K]):
 
     def _entry(self, key: K, prio: Number) -> tuple[Any, ...]:
         tie = self._tie
-        return (-prio, key) if tie is None else (-prio, tie(key), key)
+        p = self._sign * prio
+        return (p, key) if tie is None else (p, tie(key), key)
 
     def _rebuild(self) -> None:
         entry = self._entry
@@ -112,13 +135,14 @@ class LazyHeap(Generic[K]):
     # -- the Multiset protocol -----------------------------------------------
 
     def update(self, key: K, priority: Number) -> None:
-        """Set ``key``'s priority (inserting it). Complexity: O(log n) amortised.
+        """Set ``key``'s priority (inserting it; any value keeps it). O(log n) amortised.
 
         If the new entry cannot be compared with the others (keys of another
         type at an equal priority raise ``TypeError``), the change is undone
         (O(n)) and the error propagates.
         """
-        self._check_prio(priority)
+        if type(priority) is not int:
+            self._check_prio(priority)
         prio = self._prio
         old = prio.get(key, _ABSENT)
         prio[key] = priority
@@ -141,24 +165,35 @@ class LazyHeap(Generic[K]):
         self._bound()
 
     def add(self, key: K, n: int = 1) -> None:
-        """Increase ``key``'s priority by ``n`` (absent keys start at 0). O(log n) amortised."""
+        """Increase ``key``'s priority by ``n`` (absent keys start at 0); at exactly 0 it leaves.
+
+        ``add(k, 0)`` leaves an absent key absent. Complexity: O(log n) amortised.
+        """
         if type(n) is not int or n < 0:
             raise count_error("add", n)
-        self.update(key, self._prio.get(key, 0) + n)
+        prio = self._prio
+        value = prio.get(key, 0) + n
+        if value == 0:
+            if prio.pop(key, None) is not None:
+                self._bound()
+            return
+        self.update(key, value)
 
     def remove(self, key: K, n: int = 1) -> None:
         """Decrease ``key``'s priority by ``n``; at exactly 0 the key leaves. O(log n) am."""
         if type(n) is not int or n < 0:
             raise count_error("remove", n)
-        cur = self._prio.get(key)
+        prio = self._prio
+        cur = prio.get(key)
         if cur is None:
             raise remove_absent_error(key)
         if cur < n:
             raise remove_too_many_error(key, cur, n)
         if cur == n:
-            del self._prio[key]
+            del prio[key]
             self._bound()
-        else:
+            return
+        if n:
             self.update(key, cur - n)
 
     def discard(self, key: K) -> None:
@@ -177,16 +212,16 @@ class LazyHeap(Generic[K]):
         return self._prio.get(key, 0)
 
     def top(self) -> tuple[K, Number]:
-        """The live entry with the largest priority (smallest tie key among equals).
+        """The live entry ranked first (largest priority, or smallest with ``order="min"``).
 
-        Complexity: O(log n) amortised; raises EmptyError when empty.
+        Ties go to the smallest tie key. Complexity: O(log n) amortised;
+        raises EmptyError when empty.
         """
-        heap, prio = self._heap, self._prio
+        heap, prio, sign = self._heap, self._prio, self._sign
         while heap:
             entry = heap[0]
             key = entry[-1]
-            p = -entry[0]
-            if prio.get(key) == p:
+            if prio.get(key) == sign * entry[0]:
                 return key, prio[key]
             heappop(heap)
             self.stale_skipped += 1
@@ -201,11 +236,42 @@ class LazyHeap(Generic[K]):
         return key, p
 
     def most_common(self, n: int | None = None) -> list[tuple[K, Number]]:
-        """The ``n`` largest items, largest first (all when ``None``). O(n log n)."""
+        """The first ``n`` items in ``top()`` order (all when ``None``).
+
+        Pops entries off the heap until ``n`` live keys have surfaced, then
+        pushes those ``n`` back: dead (and duplicate) entries met on the way
+        are dropped for good, as ``top()`` drops them, so each is paid for
+        once, by the push that made it.
+
+        Complexity: O(n log size) amortised; O(size log size) for ``n=None``
+        or ``n`` at least a quarter of the size.
+        """
         check_most_common_n(n)
-        entry = self._entry
-        ranked = sorted(self._prio.items(), key=lambda kv: entry(*kv))
-        return ranked if n is None else ranked[:n]
+        prio = self._prio
+        if n is None or 4 * n >= len(prio):
+            ranked = sorted(self._entry(k, p) for k, p in prio.items())
+            return [(e[-1], prio[e[-1]]) for e in ranked[:n]]
+        heap, sign = self._heap, self._sign
+        out: list[tuple[K, Number]] = []
+        keep: list[tuple[Any, ...]] = []
+        seen: set[K] = set()
+        dropped = 0
+        try:
+            while heap and len(out) < n:
+                entry = heappop(heap)
+                key = entry[-1]
+                current = prio.get(key)
+                if current is not None and current == sign * entry[0] and key not in seen:
+                    seen.add(key)
+                    keep.append(entry)
+                    out.append((key, current))
+                else:
+                    dropped += 1
+        finally:
+            for entry in keep:
+                heappush(heap, entry)
+            self.stale_skipped += dropped
+        return out
 
     def items(self) -> Iterator[tuple[K, Number]]:
         """Every ``(key, priority)``, in no particular order. O(1) per item."""
@@ -214,17 +280,18 @@ class LazyHeap(Generic[K]):
     def check(self) -> None:
         """Heap order, a live entry for every key, and the rebuild bound. O(n)."""
         heap = self._heap
+        sign = self._sign
         for i in range(1, len(heap)):
             if heap[i] < heap[(i - 1) // 2]:
                 raise InvariantError(f"heap order broken at {i}", self._dump())
         prio = self._prio
-        live = {e[-1] for e in heap if e[-1] in prio and prio[e[-1]] == -e[0]}
+        live = {e[-1] for e in heap if e[-1] in prio and prio[e[-1]] == sign * e[0]}
         if len(live) != len(prio):
             missing = sorted(map(repr, prio.keys() - live))
             raise InvariantError(f"keys without a live heap entry: {missing}", self._dump())
         if self._tie is not None:
             for e in heap:
-                if e[-1] in prio and prio[e[-1]] == -e[0] and e[1] != self._tie(e[-1]):
+                if e[-1] in prio and prio[e[-1]] == sign * e[0] and e[1] != self._tie(e[-1]):
                     raise InvariantError(f"stale tie key in {e!r}", self._dump())
         if len(heap) > self.stale_factor * len(prio) + 64:
             raise InvariantError("dead entries exceed the rebuild bound", self._dump())
@@ -242,4 +309,5 @@ class LazyHeap(Generic[K]):
         return iter(list(self._prio))
 
     def __repr__(self) -> str:
-        return f"LazyHeap({dict(self._prio)!r})"
+        order = ", order='min'" if self._sign > 0 else ""
+        return f"LazyHeap({dict(self._prio)!r}{order})"

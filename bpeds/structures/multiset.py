@@ -25,6 +25,12 @@ correct for priorities that are totally ordered by ``<`` (ints, floats
 without NaN, tuples of those) and tie functions that are injective on the
 keys present (the default, the key itself, is).
 
+Min-ordering. A heap built with ``order="min"`` ranks by the *smallest*
+priority first: ``a`` ranks before ``b`` when ``a.priority < b.priority``,
+ties (equal priorities) still going to the smallest tie key. The min
+variants are separate subclasses with the comparisons of their sift loops
+written out the other way round, so neither order pays a branch per step.
+
 Sift direction. Every heap in bpeds names its sifts in the textbook sense:
 ``_sift_up`` moves an entry *towards the root*, ``_sift_down`` *away from
 it*. (CPython's :mod:`heapq` uses the opposite names.)
@@ -40,14 +46,16 @@ from collections.abc import Hashable, Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
 from bpeds.errors import EmptyError, PreconditionError
-from bpeds.structures.protocols import TieKey
+from bpeds.structures.protocols import Order, TieKey
 
 __all__ = [
     "BinaryHeap",
     "IndexedMultiset",
     "MultisetBase",
     "Ranked",
+    "RankedMin",
     "check_most_common_n",
+    "check_order",
     "check_priorities",
     "count_error",
     "empty_error",
@@ -55,6 +63,7 @@ __all__ = [
     "negative_n_error",
     "rank_sorted",
     "ranks_before",
+    "ranks_before_min",
     "remove_absent_error",
     "remove_too_many_error",
     "resolve_tie",
@@ -94,6 +103,30 @@ def ranks_before(prio_a: Any, tie_a: Any, prio_b: Any, tie_b: Any) -> bool:
     return bool(tie_a < tie_b)
 
 
+def ranks_before_min(prio_a: Any, tie_a: Any, prio_b: Any, tie_b: Any) -> bool:
+    """:func:`ranks_before` for ``order="min"``: the smaller priority first, ties alike.
+
+    >>> ranks_before_min(2, "b", 3, "a"), ranks_before_min(2, "a", 2, "b")
+    (True, True)
+
+    Complexity: O(1) comparisons.
+    """
+    if prio_a < prio_b:
+        return True
+    if prio_b < prio_a:
+        return False
+    return bool(tie_a < tie_b)
+
+
+def check_order(order: object) -> Order:
+    """Validate an ``order=`` argument: ``"max"`` or ``"min"``. Complexity: O(1)."""
+    if order != "max" and order != "min":
+        raise ValueError(
+            f"order must be 'max' (largest first) or 'min' (smallest first), got {order!r}"
+        )
+    return order
+
+
 class Ranked(Generic[T]):
     """A wrapper whose ``<`` means "ranks before", so :mod:`heapq` yields the best first.
 
@@ -124,21 +157,46 @@ class Ranked(Generic[T]):
         return bool(self.tie < other.tie)
 
 
-def rank_sorted(triples: Iterable[tuple[K, P, Any]]) -> list[tuple[K, P]]:
+class RankedMin(Ranked[T]):
+    """:class:`Ranked` for ``order="min"``: ``<`` means "smaller priority, then smaller tie".
+
+    >>> import heapq
+    >>> h = [RankedMin(1, "z", "low"), RankedMin(5, "b", "b"), RankedMin(1, "a", "a")]
+    >>> heapq.heapify(h)
+    >>> [heapq.heappop(h).payload for _ in range(3)]
+    ['a', 'low', 'b']
+    """
+
+    __slots__ = ()
+
+    def __lt__(self, other: Ranked[T]) -> bool:
+        """Whether ``self`` ranks before ``other`` (smallest first). Complexity: O(1)."""
+        sp = self.prio
+        op = other.prio
+        if sp < op:
+            return True
+        if op < sp:
+            return False
+        return bool(self.tie < other.tie)
+
+
+def rank_sorted(triples: Iterable[tuple[K, P, Any]], order: Order = "max") -> list[tuple[K, P]]:
     """Sort ``(key, priority, tie)`` triples best first and drop the tie keys.
 
-    Two stable sorts: by tie key ascending, then by priority descending
-    (``reverse=True`` keeps equal priorities in their tie-key order), so no
-    per-item wrapper or comparison function is needed.
+    Two stable sorts: by tie key ascending, then by priority (descending for
+    ``"max"``: ``reverse=True`` keeps equal priorities in their tie-key
+    order), so no per-item wrapper or comparison function is needed.
 
     >>> rank_sorted([("a", 1, 9), ("b", 3, 0), ("c", 1, 2)])
     [('b', 3), ('c', 1), ('a', 1)]
+    >>> rank_sorted([("a", 1, 9), ("b", 3, 0), ("c", 1, 2)], "min")
+    [('c', 1), ('a', 1), ('b', 3)]
 
     Complexity: O(n log n).
     """
     rows = list(triples)
     rows.sort(key=_tie_of)
-    rows.sort(key=_prio_of, reverse=True)
+    rows.sort(key=_prio_of, reverse=order == "max")
     return [(row[0], row[1]) for row in rows]
 
 
@@ -253,8 +311,18 @@ class MultisetBase(Generic[K, P]):
 
     __slots__ = ("_tie",)
 
+    #: True in the ``order="min"`` variants (a class attribute: the order never changes).
+    _min = False
+    #: The name ``repr`` shows (the min variants are private subclasses).
+    _public_name = ""
+
     def __init__(self, tie: TieKey | None) -> None:
         self._tie = resolve_tie(tie)
+
+    @property
+    def order(self) -> Order:
+        """``"max"`` (largest priority first) or ``"min"`` (smallest first). Complexity: O(1)."""
+        return "min" if self._min else "max"
 
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
         raise NotImplementedError
@@ -273,7 +341,9 @@ class MultisetBase(Generic[K, P]):
         Complexity: that of ``most_common()`` plus O(n): O(n log n) at most.
         """
         body = ", ".join(f"{k!r}: {p!r}" for k, p in self.most_common())
-        return f"{type(self).__name__}({{{body}}})"
+        name = self._public_name or type(self).__name__
+        order = ", order='min'" if self._min else ""
+        return f"{name}({{{body}}}{order})"
 
 
 class IndexedMultiset(MultisetBase[K, P], Generic[K, P, E]):
@@ -377,14 +447,17 @@ class BinaryHeap(IndexedMultiset[K, P, E]):
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
         """The ``n`` largest items (all if ``None``), largest first, ties by tie key.
 
-        Small ``n`` walks the heap best-first (a frontier of candidates);
-        large ``n`` sorts everything. ``n < 0`` raises ValueError.
+        With ``order="min"``: the ``n`` smallest, smallest first. Small ``n``
+        walks the heap best-first (a frontier of candidates); large ``n`` sorts
+        everything. ``n < 0`` raises ValueError.
 
-        Complexity: O(n log n) for the n returned; O(size log size) when n is
-        None or a sizeable fraction of the size.
+        Complexity: O(n log n) for the n returned (the walk); when ``n`` is
+        None or at least a quarter of the size, one sort, O(size log size),
+        which is then O(n log n) too.
         """
         check_most_common_n(n)
         index = self._index
         if n is None or 4 * n >= len(index):
-            return rank_sorted((e.key, e.prio, e.tie) for e in index.values())[:n]
+            order: Order = "min" if self._min else "max"
+            return rank_sorted(((e.key, e.prio, e.tie) for e in index.values()), order)[:n]
         return self._walk(n)

@@ -12,17 +12,30 @@ change while the key is present. Heap shape, insertion order and hashing never
 decide a tie: two multisets fed the same operations return the same ``top()``.
 The tie function must be injective on the keys present at the same time.
 
-Counting edge cases: ``most_common(n)`` raises ValueError for ``n < 0``. A
-``remove`` whose result is exactly 0 (including ``remove(key, 0)`` on a key at
-0) removes the key; ``add`` never removes one.
+Zero and negative priorities, one rule for every implementation and the
+model. ``update`` sets any priority (zero and negative included) and never
+removes a key. The counting calls ``add`` and ``remove`` treat a count of 0 as
+absence: a key whose priority they bring to exactly 0 leaves (``remove(k, 3)``
+on a count of 3; ``add(k, 3)`` after ``update(k, -3)``; ``add(k, 0)`` or
+``remove(k, 0)`` on a key at 0), and ``add(k, 0)`` on an absent key leaves it
+absent. So after any ``add``/``remove``, ``k in m`` is ``m.count(k) != 0``.
+``remove`` never goes below 0 (it raises PreconditionError instead), and
+``count`` answers 0 for an absent key, like ``collections.Counter``.
+``discard`` and ``pop`` remove a key whatever its priority. ``n < 0`` is a
+ValueError for ``add``, ``remove`` and ``most_common``.
+
+Order. Every multiset is a max-heap by default: ``top()`` is the largest
+priority. The heaps also take ``order="min"`` (smallest priority first, for
+Dijkstra-style use and for tuple priorities that cannot be negated); the tie
+rule is the same in both orders (smallest tie key first).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["CompactionPolicy", "CompactionStats", "Multiset", "TieKey"]
+__all__ = ["CompactionPolicy", "CompactionStats", "Multiset", "Order", "TieKey"]
 
 K = TypeVar("K", bound=Hashable)
 P = TypeVar("P")
@@ -31,6 +44,9 @@ KC = TypeVar("KC", bound=Hashable, contravariant=True)
 #: A function from a key to the value that orders keys of equal priority
 #: (smallest first).
 TieKey = Callable[[Any], Any]
+
+#: Which priority comes first: ``"max"`` (the default) or ``"min"``.
+Order = Literal["max", "min"]
 
 
 @runtime_checkable
@@ -46,8 +62,9 @@ class Multiset(Protocol[K, P]):
     def add(self, key: K, n: int = 1) -> None:
         """Increase ``key``'s priority by ``n`` (an absent key starts at 0).
 
-        ``n == 0`` inserts an absent key with priority 0; ``n < 0`` raises ValueError;
-        an ``n`` that is not an ``int`` raises TypeError, with nothing changed.
+        A result of exactly 0 removes the key (so ``add(k, 0)`` leaves an absent
+        key absent); ``n < 0`` raises ValueError; an ``n`` that is not an ``int``
+        raises TypeError, with nothing changed.
         """
         ...
 
@@ -60,7 +77,7 @@ class Multiset(Protocol[K, P]):
         ...
 
     def update(self, key: K, priority: P) -> None:
-        """Set ``key``'s priority (inserting it if absent), sifting either way.
+        """Set ``key``'s priority (inserting it if absent); any value, 0 included, keeps the key.
 
         A priority without a total order (NaN) raises ValueError with nothing changed.
         """
@@ -75,7 +92,10 @@ class Multiset(Protocol[K, P]):
         ...
 
     def top(self) -> tuple[K, P]:
-        """The ``(key, priority)`` with the largest priority; EmptyError if empty."""
+        """The ``(key, priority)`` with the largest priority (smallest with ``order="min"``).
+
+        Raises :class:`~bpeds.errors.EmptyError` (an IndexError) if empty.
+        """
         ...
 
     def pop(self) -> tuple[K, P]:
@@ -83,7 +103,7 @@ class Multiset(Protocol[K, P]):
         ...
 
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
-        """The ``n`` largest items (all if ``None``), largest first, ties by tie key."""
+        """The first ``n`` items in ``top()`` order (all if ``None``), ties by tie key."""
         ...
 
     def items(self) -> Iterator[tuple[K, P]]:

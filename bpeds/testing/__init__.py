@@ -3,14 +3,16 @@
 Needs the ``testing`` extra (``pip install bpeds[testing]``: Hypothesis). Point the
 machines at your own implementation, e.g.::
 
-    from bpeds.testing import multiset_machine
+    from bpeds.testing import multiset_machine, quick_settings
     TestMyHeap = multiset_machine(lambda tie: MyHeap(tie=tie)).TestCase
+    TestMyHeap.settings = quick_settings()   # optional: a run of seconds
 
 See ``docs/testing.md``.
 """
 
 from __future__ import annotations
 
+from bpeds.testing import _requires  # noqa: F401  # first: names the extra if Hypothesis is missing
 from bpeds.testing.bound_heap import BoundModel, BoundSetup, bound_heap_machine, bound_priorities
 from bpeds.testing.lazy_index import LazyIndexModel, lazy_index_machine
 from bpeds.testing.lists import (
@@ -23,7 +25,13 @@ from bpeds.testing.lists import (
     token_pairs,
     token_values,
 )
-from bpeds.testing.multisets import MultisetModel, multiset_machine, priorities, tie_functions
+from bpeds.testing.multisets import (
+    MultisetModel,
+    multiset_machine,
+    priorities,
+    quick_settings,
+    tie_functions,
+)
 from bpeds.testing.oracle import apply_merge, brute_force_merges
 
 __all__ = [
@@ -33,6 +41,7 @@ __all__ = [
     "LazyIndexModel",
     "LeapModel",
     "MultisetModel",
+    "quick_settings",
     "apply_merge",
     "bound_heap_machine",
     "bound_priorities",

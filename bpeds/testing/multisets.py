@@ -2,19 +2,32 @@
 
 Test any implementation of the protocol (ours or your own) in two lines::
 
-    from hypothesis import settings
-    from bpeds.testing.multisets import multiset_machine
+    from bpeds.testing.multisets import multiset_machine, quick_settings
 
     TestMyHeap = multiset_machine(lambda tie: MyHeap(tie=tie)).TestCase
-    TestMyHeap.settings = settings(max_examples=100, stateful_step_count=50)
+    TestMyHeap.settings = quick_settings()   # optional: a run of seconds
 
 ``factory(tie)`` must build an empty multiset whose tie function is ``tie``
 (``None`` for the default, the key itself). The machine drives it and a
 deliberately simple :class:`MultisetModel` (a dict, and a full sort for every
-query) side by side through every protocol method, error cases included
-(removing more than present, removing an absent key, negative ``n``,
-``top``/``pop`` on an empty multiset, ``most_common(-1)``), and compares each
-result *or the exception type*. ``check()`` runs after every step.
+query) side by side through every protocol method, error cases included,
+and compares each result *or the exception type*. ``check()`` runs after
+every step.
+
+The contract checked (the protocol's, see :mod:`bpeds.structures.protocols`):
+
+* exception types are compared exactly (``type(a) is type(b)``; a subclass
+  is a failure): :class:`~bpeds.errors.EmptyError` for ``top``/``pop`` on an
+  empty multiset; :class:`~bpeds.errors.PreconditionError` for ``remove`` of an
+  absent key or of more than the count; plain ``ValueError`` for ``n < 0`` in
+  ``add``, ``remove`` and ``most_common``;
+* zero: a key that ``add`` or ``remove`` brings to exactly 0 leaves (so
+  ``add(k, 0)`` on an absent key inserts nothing); ``update`` keeps any
+  priority, 0 and negatives included; ``count`` of an absent key is 0;
+* order: ``top``, ``pop``, ``most_common(n)`` and a full drain give the
+  largest priority first (smallest with ``order="min"``), ties to the
+  smallest tie key; ``most_common(n)`` with ``n`` past the size returns all;
+* ``len``, ``in``, ``items()`` and ``iter()`` agree with the model as sets.
 
 Each run draws a tie function (the identity, ``negated``, ``scrambled``) and a
 priority kind:
@@ -26,8 +39,10 @@ priority kind:
 With ``negated``, the winner of a tie is the *largest* key, the opposite of
 insertion-order or hash-order accidents, so an implementation that lets heap
 shape or insertion order decide a tie fails quickly. A ``burst`` rule applies
-a run of ``add``/``remove`` calls between queries, as a BPE merge does, so a
-batching implementation really accumulates deltas.
+a run of up to 16 ``(is_add, key, n)`` steps with no query in between, each
+``add(key, n)`` when ``is_add`` else ``remove(key, n)`` with ``n`` in 0..2 (so
+removes that must fail occur too), as a BPE merge does, so a batching
+implementation really accumulates deltas.
 
 A ``rejected`` rule makes every run try the operations the protocol refuses
 (:data:`REJECTED`: a NaN priority, or a tuple holding one; a count that is
@@ -45,15 +60,17 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import cmp_to_key
 from typing import Any, Generic, Literal, TypeVar
 
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from bpeds.errors import EmptyError, InvariantError, PreconditionError
-from bpeds.structures.protocols import TieKey
+from bpeds.structures.protocols import Order, TieKey
 
 __all__ = [
     "KINDS",
     "REJECTED",
+    "quick_settings",
     "MultisetModel",
     "PriorityKind",
     "keys",
@@ -84,8 +101,17 @@ class MultisetModel(Generic[K, P]):
     ('a', 2)
     """
 
-    def __init__(self, initial: Mapping[K, P] | None = None, *, tie: TieKey | None = None) -> None:
+    def __init__(
+        self,
+        initial: Mapping[K, P] | None = None,
+        *,
+        tie: TieKey | None = None,
+        order: Order = "max",
+    ) -> None:
         """An empty model, then ``update`` for each initial item. Complexity: O(n)."""
+        if order not in ("max", "min"):
+            raise ValueError(f"order must be 'max' or 'min', got {order!r}")
+        self.order: Order = order
         self._tie = tie
         self._prio: dict[K, Any] = {}
         self._ties: dict[K, Any] = {}
@@ -97,13 +123,16 @@ class MultisetModel(Generic[K, P]):
         self._prio[key] = prio
 
     def add(self, key: K, n: int = 1) -> None:
-        """``count += n``; an absent key starts at 0. Complexity: O(1)."""
+        """``count += n``; an absent key starts at 0; a count of exactly 0 leaves. O(1)."""
         if n < 0:
             raise ValueError(f"negative n {n!r}")
-        if key in self._prio:
-            self._prio[key] = self._prio[key] + n
+        count = self._prio.get(key, 0) + n
+        if count == 0:
+            self.discard(key)
+        elif key in self._prio:
+            self._prio[key] = count
         else:
-            self._insert(key, 0 + n)
+            self._insert(key, count)
 
     def remove(self, key: K, n: int = 1) -> None:
         """``count -= n``; the key leaves at 0. Complexity: O(1)."""
@@ -140,6 +169,8 @@ class MultisetModel(Generic[K, P]):
 
     def _compare(self, a: K, b: K) -> int:
         pa, pb = self._prio[a], self._prio[b]
+        if self.order == "min":
+            pa, pb = pb, pa
         if pb < pa:
             return -1
         if pa < pb:
@@ -148,7 +179,10 @@ class MultisetModel(Generic[K, P]):
         return -1 if ta < tb else 1 if tb < ta else 0
 
     def most_common(self, n: int | None = None) -> list[tuple[K, P]]:
-        """Sort everything best first and slice. Complexity: O(size log size)."""
+        """Sort everything best first (largest, or smallest for "min") and slice.
+
+        Complexity: O(size log size).
+        """
         if n is not None and n < 0:
             raise ValueError(f"negative n {n!r}")
         ranked = sorted(self._prio, key=cmp_to_key(self._compare))
@@ -188,6 +222,27 @@ class MultisetModel(Generic[K, P]):
     def __iter__(self) -> Iterator[K]:
         """Every key (a snapshot). Complexity: O(n)."""
         return iter(list(self._prio))
+
+
+def quick_settings(*, shrink: bool = True, **overrides: Any) -> settings:
+    """Settings for a quick run of a machine, on top of the current Hypothesis profile.
+
+    50 examples of at most 20 steps, one bug reported (shrinking a second,
+    distinct failure too can take minutes), no deadline; ``overrides`` go to
+    :class:`hypothesis.settings` as well. ``shrink=False`` skips shrinking:
+    the report is then the failing run as found (up to 20 steps), in about a
+    second. See ``docs/testing.md`` for measured times.
+    """
+    chosen: dict[str, Any] = {
+        "max_examples": 50,
+        "stateful_step_count": 20,
+        "report_multiple_bugs": False,
+        "deadline": None,
+    }
+    if not shrink:
+        chosen["phases"] = [Phase.explicit, Phase.reuse, Phase.generate]
+    chosen.update(overrides)
+    return settings(**chosen)
 
 
 # -- strategies ---------------------------------------------------------------------------------
@@ -245,11 +300,17 @@ REJECTED: tuple[tuple[str, Any], ...] = (
 )
 
 
-def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, type[BaseException] | None]:
+def _outcome(fn: Callable[..., Any], *args: Any) -> tuple[Any, Exception | None]:
     try:
         return fn(*args), None
     except Exception as exc:
-        return None, type(exc)
+        return None, exc
+
+
+def _raised(exc: Exception | None) -> str:
+    if exc is None:
+        return "did not raise"
+    return f"raised {type(exc).__name__}({str(exc)!r})"
 
 
 def _same(what: str, real: object, model: object) -> None:
@@ -262,17 +323,34 @@ def multiset_machine(
     *,
     kinds: Sequence[PriorityKind] = KINDS,
     n_keys: int = N_KEYS,
+    order: Order = "max",
+    initial_factory: Callable[[Mapping[int, Any], TieKey | None], Any] | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A state machine testing ``factory(tie)`` against :class:`MultisetModel`.
 
     ``kinds`` limits the priority kinds drawn (see :func:`priorities`);
-    ``n_keys`` the key range. Every rule compares results or exception
-    types; ``check()`` runs after every step.
+    ``n_keys`` the key range; ``order`` is the order the structure under test
+    was built with (``"max"`` or ``"min"``: the model follows it).
+    ``initial_factory(initial, tie)``, if given, builds the structure from an
+    initial mapping (its constructor's ``initial=``); each run then draws
+    which of the two ways to build. Every rule compares results or exception
+    types (exactly: a subclass is not enough); ``check()`` runs after every step.
     """
     for kind in kinds:
         priorities(kind)  # reject unknown kinds now
+    if order not in ("max", "min"):
+        raise ValueError(f"order must be 'max' or 'min', got {order!r}")
     key_st = keys(n_keys)
     small_n = st.integers(-1, 3)
+    # Strategies are built once and drawn as rule arguments (no ``st.data()``): interactive
+    # draws and fresh strategies per step made shrinking a failure take minutes.
+    prio_st = {kind: priorities(kind) for kind in kinds}
+    setup_st = st.sampled_from(list(kinds)).flatmap(
+        lambda kind: st.tuples(
+            st.just(kind), st.dictionaries(key_st, prio_st[kind], max_size=n_keys)
+        )
+    )
+    ways = [False, True] if initial_factory is not None else [False]
 
     class MultisetMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -281,12 +359,22 @@ def multiset_machine(
             self.real: Any = None
             self.model: MultisetModel[int, Any] = MultisetModel()
 
-        @initialize(kind=st.sampled_from(list(kinds)), tie=tie_functions(), data=st.data())
-        def build(self, kind: PriorityKind, tie: TieKey | None, data: st.DataObject) -> None:
+        @initialize(setup=setup_st, tie=tie_functions(), from_initial=st.sampled_from(ways))
+        def build(
+            self,
+            setup: tuple[PriorityKind, dict[int, Any]],
+            tie: TieKey | None,
+            from_initial: bool,
+        ) -> None:
+            kind, initial = setup
             self.kind = kind
+            self.model = MultisetModel(tie=tie, order=order)
+            if from_initial and initial_factory is not None:
+                self.real = initial_factory(initial, tie)
+                for key, prio in initial.items():
+                    self.model.update(key, prio)
+                return
             self.real = factory(tie)
-            self.model = MultisetModel(tie=tie)
-            initial = data.draw(st.dictionaries(key_st, priorities(kind), max_size=n_keys))
             for key, prio in initial.items():
                 self.real.update(key, prio)
                 self.model.update(key, prio)
@@ -294,10 +382,12 @@ def multiset_machine(
         def _both(self, what: str, method: str, *args: Any) -> Any:
             real, real_exc = _outcome(getattr(self.real, method), *args)
             model, model_exc = _outcome(getattr(self.model, method), *args)
-            if real_exc is not model_exc:
+            if type(real_exc) is not type(model_exc):
+                expected = (
+                    "did not raise" if model_exc is None else f"raised {type(model_exc).__name__}"
+                )
                 raise AssertionError(
-                    f"{what}: implementation raised {real_exc and real_exc.__name__}, "
-                    f"the model {model_exc and model_exc.__name__}"
+                    f"{what}: implementation {_raised(real_exc)}; the model {expected}"
                 )
             _same(what, real, model)
             return real
@@ -323,10 +413,23 @@ def multiset_machine(
                 method = "add" if is_add else "remove"
                 self._both(f"burst {method}({key}, {n})", method, key, n)
 
-        @rule(key=key_st, data=st.data())
-        def update(self, key: int, data: st.DataObject) -> None:
-            prio = data.draw(priorities(self.kind), label="priority")
+        def _update(self, key: int, prio: Any) -> None:
             self._both(f"update({key}, {prio!r})", "update", key, prio)
+
+        @precondition(lambda self: self.kind == "int")
+        @rule(key=key_st, prio=prio_st.get("int", st.nothing()))
+        def update_int(self, key: int, prio: int) -> None:
+            self._update(key, prio)
+
+        @precondition(lambda self: self.kind == "float")
+        @rule(key=key_st, prio=prio_st.get("float", st.nothing()))
+        def update_float(self, key: int, prio: float) -> None:
+            self._update(key, prio)
+
+        @precondition(lambda self: self.kind == "tuple")
+        @rule(key=key_st, prio=prio_st.get("tuple", st.nothing()))
+        def update_tuple(self, key: int, prio: tuple[int, int]) -> None:
+            self._update(key, prio)
 
         @rule(key=key_st, bad=st.sampled_from(REJECTED))
         def rejected(self, key: int, bad: tuple[str, Any]) -> None:
