@@ -39,6 +39,7 @@ import importlib
 import io
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
 import sys
 import time
@@ -46,7 +47,6 @@ import traceback
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -544,10 +544,21 @@ def _read_heldout(
 
 
 def _sizes_for(num_merges: int, sizes: int | Sequence[int], extra: int) -> list[int]:
-    """Merge counts to evaluate at: ``sizes`` halvings of the full count, or the vocabulary
-    sizes given (``extra`` special tokens not counted), always with the full count."""
+    """Merge counts to evaluate at, ascending, always with the full count.
+
+    ``sizes`` an int ``n``: the vocabulary (bytes and merges) halved ``n - 1`` times, as
+    long as some merge is left; else the vocabulary sizes given (``extra`` special tokens
+    counted in them), those in range.
+
+    >>> _sizes_for(32512, 8, 0)
+    [256, 768, 1792, 3840, 7936, 16128, 32512]
+    >>> _sizes_for(100, [300, 356, 5000], 0)
+    [44, 100]
+    """
     if isinstance(sizes, int):
-        ks = {round(num_merges / 2**i) for i in range(sizes)}
+        full = BYTE_TOKENS + num_merges
+        ks = {round(full / 2**i) - BYTE_TOKENS for i in range(sizes)}
+        ks = {k for k in ks if k > 0}
     else:
         ks = {s - BYTE_TOKENS - extra for s in sizes}
     return sorted(k for k in ks | {num_merges} if 0 <= k <= num_merges)
@@ -698,6 +709,7 @@ class _Result:
 
 
 def _peak_rss_mb() -> float | None:
+    """This process's peak resident memory so far, in MiB (``None`` where not measurable)."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not on POSIX
@@ -719,6 +731,7 @@ def _run(job: _Job, isolated: bool) -> _Result:
             else:
                 assert c.kwargs is not None
                 started = time.process_time()
+                base = _peak_rss_mb() if isolated else None
                 if job.counts is not None:
                     tok = _train_on_counts(job.counts, c.kwargs, progress)
                 else:
@@ -727,8 +740,9 @@ def _run(job: _Job, isolated: bool) -> _Result:
                     kw.setdefault("errors", job.errors)
                     tok = train(job.data, size, **kw, progress=progress)
                 res.cpu_s = time.process_time() - started
-                if isolated:
-                    res.peak_rss_mb = _peak_rss_mb()
+                peak = _peak_rss_mb() if isolated else None
+                if peak is not None and base is not None:
+                    res.peak_rss_mb = peak - base
             res.tokenizer = tok
             key = (tok.pattern, tuple(tok.special_tokens))
             heldout = job.heldout.get(key)
@@ -759,8 +773,52 @@ def _run(job: _Job, isolated: bool) -> _Result:
     return res
 
 
-def _run_isolated(job: _Job) -> _Result:
-    return _run(job, True)
+def _child(job: _Job, conn: Any) -> None:
+    """A configuration's own process: run it, send the result back."""
+    conn.send(_run(job, True))
+    conn.close()
+
+
+def _run_in_processes(jobs: Sequence[_Job], workers: int) -> list[_Result]:
+    """Each job in a new process, at most ``workers`` at once, results in job order.
+
+    Processes are forked where the platform can (no ``if __name__ == "__main__"``
+    guard needed, and a child starts from the parent's memory, which
+    :func:`_run` subtracts from its peak); elsewhere the platform's default
+    start method is used. A process that dies gives its job an error result.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    results: list[_Result | None] = [None] * len(jobs)
+    pending = list(enumerate(jobs))
+    running: dict[Any, tuple[int, Any]] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                i, job = pending.pop(0)
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_child, args=(job, send), daemon=True)
+                proc.start()
+                send.close()
+                running[recv] = (i, proc)
+            ready: list[Any] = multiprocessing.connection.wait(list(running))
+            for conn in ready:
+                i, proc = running.pop(conn)
+                try:
+                    results[i] = conn.recv()
+                except EOFError:
+                    proc.join()
+                    results[i] = _Result(
+                        jobs[i].config.label,
+                        error=f"the process training it stopped (exit code {proc.exitcode})",
+                    )
+                conn.close()
+                proc.join()
+    finally:
+        for _, proc in running.values():
+            proc.terminate()
+            proc.join()
+    return [r for r in results if r is not None]
 
 
 # -- the comparison ----------------------------------------------------------------------------
@@ -1016,6 +1074,11 @@ def _figures(c: Comparison) -> dict[str, bytes]:
             ]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         ax.set_xscale("log", base=2)
+        ticks = sorted({r["vocab_size"] for r in c.rows if r["config"] in labels})
+        if len(ticks) > 10:  # keep about ten labelled ticks
+            ticks = ticks[:: math.ceil(len(ticks) / 10)] + ticks[-1:]
+        ax.set_xticks(ticks, [str(t) for t in ticks], rotation=45, ha="right")
+        ax.minorticks_off()
         ax.set_xlabel("vocabulary size")
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title} against vocabulary size")
@@ -1213,19 +1276,7 @@ def compare(
         )
         for i, (c, (counts, tys)) in enumerate(zip(cfgs, per_config, strict=True))
     ]
-    results: list[_Result]
-    if isolate:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1) as ex:
-            futures: list[Future[_Result]] = [ex.submit(_run_isolated, j) for j in jobs]
-            results = []
-            for j, f in zip(jobs, futures, strict=True):
-                try:
-                    results.append(f.result())
-                except Exception as exc:  # the process died, or a result would not pickle
-                    results.append(_Result(j.config.label, error=f"{type(exc).__name__}: {exc}"))
-    else:
-        results = [_run(j, False) for j in jobs]
+    results = _run_in_processes(jobs, workers) if isolate else [_run(j, False) for j in jobs]
 
     rows: list[dict[str, Any]] = []
     for r in results:
