@@ -546,18 +546,17 @@ def _read_heldout(
 def _sizes_for(num_merges: int, sizes: int | Sequence[int], extra: int) -> list[int]:
     """Merge counts to evaluate at, ascending, always with the full count.
 
-    ``sizes`` an int ``n``: the vocabulary (bytes and merges) halved ``n - 1`` times, as
-    long as some merge is left; else the vocabulary sizes given (``extra`` special tokens
-    counted in them), those in range.
+    ``sizes`` an int ``n``: all the merges, half of them, a quarter, ... (``n`` counts,
+    fewer when they would round to no merge); else the vocabulary sizes given (``extra``
+    special tokens counted in them), those in range.
 
     >>> _sizes_for(32512, 8, 0)
-    [256, 768, 1792, 3840, 7936, 16128, 32512]
+    [254, 508, 1016, 2032, 4064, 8128, 16256, 32512]
     >>> _sizes_for(100, [300, 356, 5000], 0)
     [44, 100]
     """
     if isinstance(sizes, int):
-        full = BYTE_TOKENS + num_merges
-        ks = {round(full / 2**i) - BYTE_TOKENS for i in range(sizes)}
+        ks = {round(num_merges / 2**i) for i in range(sizes)}
         ks = {k for k in ks if k > 0}
     else:
         ks = {s - BYTE_TOKENS - extra for s in sizes}
