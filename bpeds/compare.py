@@ -989,11 +989,21 @@ class Comparison:
         written atomically; one that exists raises ``FileExistsError`` before
         anything is written, unless ``overwrite``.
         """
-        figures = _figures(self)
         target = Path(directory)
+        check_targets([target / n for n in self.figure_names()], overwrite=overwrite)
+        figures = _figures(self)
         return write_files(
             [(target / name, data) for name, data in figures.items()], overwrite=overwrite
         )
+
+    def figure_names(self) -> list[str]:
+        """The files :meth:`plot` writes for this comparison."""
+        done = [k for k, t in self.tokenizers.items() if t is not None]
+        return [
+            n
+            for n in _PLOTS
+            if (n != "premium.png" or self.groups) and (n != "overlap.png" or len(done) > 1)
+        ]
 
     def report(
         self, directory: str | os.PathLike[str], *, plots: bool = True, overwrite: bool = False
@@ -1004,11 +1014,9 @@ class Comparison:
         written."""
         target = Path(directory)
         target.mkdir(parents=True, exist_ok=True)
-        figures: dict[str, bytes] = {}
-        if plots:
-            figures = _figures(self)
-        names = ["report.md", "results.csv", *figures]
+        names = ["report.md", "results.csv", *(self.figure_names() if plots else [])]
         check_targets([target / n for n in names], overwrite=overwrite)
+        figures = _figures(self) if plots else {}
         md = ["# Tokenizer comparison", ""]
         md.append(
             f"Metrics on the held-out text (Rényi efficiency with alpha = {self.alpha:g}); "
@@ -1049,7 +1057,7 @@ def _figures(c: Comparison) -> dict[str, bytes]:
 
     def png(fig: Any) -> bytes:
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=110)
         return buf.getvalue()
 
     out: dict[str, bytes] = {}
@@ -1063,7 +1071,7 @@ def _figures(c: Comparison) -> dict[str, bytes]:
             "Rényi efficiency",
         ),
     ):
-        fig = Figure(figsize=(7, 4.5))
+        fig = Figure(layout="constrained", figsize=(7, 4.5))
         ax = fig.add_subplot()
         for label in labels:
             pts = [
@@ -1085,7 +1093,7 @@ def _figures(c: Comparison) -> dict[str, bytes]:
         ax.legend(fontsize="small")
         out[name] = png(fig)
 
-    fig = Figure(figsize=(7, 4.5))
+    fig = Figure(layout="constrained", figsize=(7, 4.5))
     ax = fig.add_subplot()
     longest = max((max(h, default=0) for h in c.token_lengths.values()), default=0)
     width = 0.8 / max(1, len(labels))
@@ -1106,7 +1114,9 @@ def _figures(c: Comparison) -> dict[str, bytes]:
     out["token_lengths.png"] = png(fig)
 
     if c.groups:
-        fig = Figure(figsize=(max(7.0, 0.6 * len(c.groups) * max(1, len(labels))), 4.5))
+        fig = Figure(
+            layout="constrained", figsize=(max(7.0, 0.6 * len(c.groups) * max(1, len(labels))), 4.5)
+        )
         ax = fig.add_subplot()
         for i, label in enumerate(labels):
             r = c.row(label)
@@ -1125,7 +1135,7 @@ def _figures(c: Comparison) -> dict[str, bytes]:
 
     if len(labels) > 1:
         size = 1.2 + 0.9 * len(labels)
-        fig = Figure(figsize=(size + 1.5, size))
+        fig = Figure(layout="constrained", figsize=(size + 1.5, size))
         ax = fig.add_subplot()
         grid = [[c.overlap[a][b] for b in labels] for a in labels]
         im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="viridis")

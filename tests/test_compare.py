@@ -140,12 +140,14 @@ def test_compression_and_word_counts_by_hand() -> None:
     text = "ab ab cé<s>ab"
     c = compare([tok], train="ab ab", heldout=text, sizes=1)
     row = c.row("tokenizer 1")
-    assert row["vocab_size"] == 258 and row["merges"] == 1
+    assert row["vocab_size"] == 258
+    assert row["merges"] == 1
     assert row["bytes_per_token"] == pytest.approx(11 / 8)  # 2+3+2+2+2 bytes
     assert row["chars_per_token"] == pytest.approx(10 / 8)
     assert row["tokens_per_word"] == pytest.approx(8 / 3)
     assert row["unused_merges"] == 0.0
-    assert row["mean_token_bytes"] == 2 and row["max_token_bytes"] == 2
+    assert row["mean_token_bytes"] == 2
+    assert row["max_token_bytes"] == 2
     assert row["mean_merge_depth"] == 1
     assert row["renyi_efficiency"] == pytest.approx(
         renyi_efficiency([3, 2, 1, 1, 1], 257, 2.5)  # 256 x3, 32 x2, 99, 195, 169
@@ -271,9 +273,11 @@ def test_per_group_tokens_per_byte_and_premium() -> None:
     assert row["bytes_per_token"] == pytest.approx(
         sum(len(t.encode("utf-8")) for t in groups.values()) / sum(n.values())
     )
-    assert c.groups == ["en", "digits", "de"] and c.reference == "de"
+    assert c.groups == ["en", "digits", "de"]
+    assert c.reference == "de"
     default = compare({"t": tok}, train="x", heldout=groups, sizes=1)
-    assert default.reference == "en" and default.row("t")["premium[en]"] == 1.0
+    assert default.reference == "en"
+    assert default.row("t")["premium[en]"] == 1.0
 
 
 def test_overlap_and_rank_agreement() -> None:
@@ -297,7 +301,7 @@ def test_bad_configurations_are_all_reported_before_anything_is_counted(
         raise AssertionError("counted before the configurations were checked")
 
     monkeypatch.setattr(bc, "_count", fail)
-    bad = {
+    bad: dict[str, dict[str, Any]] = {
         "typo": {"score": "pmmi"},
         "tie": {"tie": "random"},
         "fine": {"score": "pmi"},
@@ -310,7 +314,9 @@ def test_bad_configurations_are_all_reported_before_anything_is_counted(
     assert sorted(info.value.problems) == ["groups", "kw", "own", "tie", "typo"]
     msg = str(info.value)
     assert "5 configurations cannot run" in msg
-    assert "did you mean 'pmi'" in msg and "varient" in msg and "group" in msg
+    assert "did you mean 'pmi'" in msg
+    assert "varient" in msg
+    assert "group" in msg
     assert isinstance(info.value, ValueError)
 
 
@@ -322,7 +328,7 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="labelled 'score=pmi'"):
         compare([{"score": "pmi"}, {"score": "pmi"}], train="a", heldout="a", vocab_size=260)
     with pytest.raises(TypeError, match="configuration 1 is a str"):
-        compare(["pmi"], train="a", heldout="a", vocab_size=260)
+        compare(["pmi"], train="a", heldout="a", vocab_size=260)  # type: ignore[list-item]
     with pytest.raises(TypeError, match="list of configurations"):
         compare("pmi", train="a", heldout="a")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least one configuration"):
@@ -422,8 +428,12 @@ def test_csv_round_trips_every_row(small: Comparison, tmp_path: Path) -> None:
 def test_markdown_tables(small: Comparison) -> None:
     md = small.to_markdown()
     assert md.splitlines()[0].startswith("| config | vocab_size | bytes_per_token |")
-    assert "| freq | 300 |" in md and "| pmi | 300 |" in md and "| freq | 258 |" not in md
-    assert "premium[b]" in md and "Jaccard" in md and "Spearman" in md
+    assert "| freq | 300 |" in md
+    assert "| pmi | 300 |" in md
+    assert "| freq | 258 |" not in md
+    assert "premium[b]" in md
+    assert "Jaccard" in md
+    assert "Spearman" in md
     every = small.to_markdown(all_sizes=True)
     assert "| freq | 278 |" in every
     assert small._repr_markdown_() == md
@@ -458,8 +468,9 @@ def test_report_writes_everything_atomically_and_never_overwrites(
         small.report(out)
     assert (out / "results.csv").read_text(encoding="utf-8") == "mine"
     assert {p.name for p in out.iterdir()} == set(before)  # no temporary file left
-    small.report(out, overwrite=True)
+    small.report(out, overwrite=True, plots=False)
     assert (out / "results.csv").read_text(encoding="utf-8") == before["results.csv"].decode()
+    assert names == sorted(["report.md", "results.csv", *small.figure_names()])
 
 
 def test_plots_without_matplotlib_say_what_to_install(
