@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bpeds.compare import compare
+from bpeds.comparison import compare
 from bpeds.scoring.registry import SCORES
 
 SOURCES = {

@@ -8,10 +8,13 @@ The layers, each usable on its own:
 - :class:`Tokenizer` and :func:`train`: a byte-level BPE tokenizer on top (encode and
   decode with tiktoken's semantics, save/load, other tools' formats in :mod:`bpeds.formats`).
 - :mod:`bpeds.testing`: reference models, state machines and a brute-force oracle.
+- :func:`compare` (:mod:`bpeds.comparison`): train several configurations on the same data and
+  measure them on held-out text (tables, plots, a report).
 """
 
 from __future__ import annotations
 
+from bpeds.comparison import Comparison, compare
 from bpeds.driver import MergeDriver, MergeRecord, train_merges
 from bpeds.encoder import SpecialTokenError, UnknownTokenError
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
@@ -25,6 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BpedsError",
+    "Comparison",
     "EmptyError",
     "FormatError",
     "InvalidTextError",
@@ -38,6 +42,7 @@ __all__ = [
     "TokenizerError",
     "UnknownTokenError",
     "__version__",
+    "compare",
     "train",
     "train_merges",
 ]

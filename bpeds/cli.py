@@ -554,7 +554,7 @@ def _config_spec(value: str) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from bpeds.compare import _PLOTS, ConfigError, compare
+    from bpeds.comparison import _PLOTS, ConfigError, compare
 
     configs: list[Any] = [_config_spec(v) for v in args.config or []]
     for path in args.model or []:

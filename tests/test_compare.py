@@ -1,5 +1,6 @@
-"""``bpeds.compare``: metrics against hand-computed cases and tokenization-scorer, shared
-counting against ``bpeds.train``, curves, groups, pairwise measures, bad input, files."""
+"""``bpeds.compare`` (:mod:`bpeds.comparison`): metrics against hand-computed cases and
+tokenization-scorer, shared counting against ``bpeds.train``, curves, groups, pairwise
+measures, bad input, files."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bpeds.compare as bc
-from bpeds.compare import (
+import bpeds.comparison as bc
+from bpeds.comparison import (
     Comparison,
     ConfigError,
     compare,

@@ -1,8 +1,9 @@
-"""Compare tokenizers: train several configurations on the same text, measure them on held-out text.
+"""Compare tokenizers: train configurations on the same text, measure them on held-out text.
 
-:func:`compare` takes configurations (anything :func:`bpeds.train` takes, as
-dicts, or tokenizers already trained), trains them on the same data and
-measures every one on the same held-out text, at several vocabulary sizes:
+:func:`compare` (also ``bpeds.compare``) takes configurations (anything
+:func:`bpeds.train` takes, as dicts, or tokenizers already trained), trains them
+on the same data and measures every one on the same held-out text, at several
+vocabulary sizes:
 BPE's merges form a prefix, so one training run gives the tokenizer of every
 smaller size by keeping its first merges. The result is a :class:`Comparison`:
 rows of metrics (one per configuration and vocabulary size), CSV and Markdown
