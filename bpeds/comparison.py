@@ -108,6 +108,7 @@ METRICS: dict[str, str] = {
 }
 
 _TRAIN_OWN = ("workers", "progress", "on_merge")
+_LENGTH_CAP = 24  # the token-length figure's last point: this many bytes or more
 _PLOTS = ("compression.png", "renyi.png", "token_lengths.png", "premium.png", "overlap.png")
 
 
@@ -1097,17 +1098,18 @@ def _figures(c: Comparison) -> dict[str, bytes]:
     fig = Figure(layout="constrained", figsize=(7, 4.5))
     ax = fig.add_subplot()
     longest = max((max(h, default=0) for h in c.token_lengths.values()), default=0)
-    width = 0.8 / max(1, len(labels))
-    for i, label in enumerate(labels):
+    cap = max(2, min(longest, _LENGTH_CAP))  # lengths from cap on share the last point
+    xs = list(range(2, cap + 1))
+    for label in labels:
         h = c.token_lengths[label]
         total = sum(h.values()) or 1
-        xs = list(range(2, longest + 1))
-        ax.bar(
-            [x - 0.4 + width * (i + 0.5) for x in xs],
-            [100 * h.get(x, 0) / total for x in xs],
-            width=width,
-            label=label,
-        )
+        ys = [h.get(x, 0) for x in xs[:-1]]
+        ys.append(sum(n for length, n in h.items() if length >= cap))
+        ax.plot(xs, [100 * y / total for y in ys], marker="o", markersize=3, label=label)
+    names = [str(x) for x in xs]
+    if longest > cap:
+        names[-1] = f"{cap}+"
+    ax.set_xticks(xs, names)
     ax.set_xlabel("token length (bytes)")
     ax.set_ylabel("% of merged tokens")
     ax.set_title("Lengths of the merged tokens")
@@ -1115,6 +1117,7 @@ def _figures(c: Comparison) -> dict[str, bytes]:
     out["token_lengths.png"] = png(fig)
 
     if c.groups:
+        width = 0.8 / max(1, len(labels))
         fig = Figure(
             layout="constrained", figsize=(max(7.0, 0.6 * len(c.groups) * max(1, len(labels))), 4.5)
         )
