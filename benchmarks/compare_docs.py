@@ -43,6 +43,13 @@ def config(score: str) -> dict[str, object]:
     return {"score": score, "vocab_size": SMALLER.get(score, VOCAB)}
 
 
+def configs(scores: list[str]) -> dict[str, dict[str, object]]:
+    """Every score with its defaults, and PMI once more with pairs seen 100 times or more."""
+    out = {s: config(s) for s in scores}
+    out["pmi, min_count=100"] = {"score": {"name": "pmi", "min_count": 100}, "vocab_size": VOCAB}
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpora", type=Path)
@@ -54,7 +61,7 @@ def main() -> int:
     if args.only != "multi":
         started = time.perf_counter()
         en = compare(
-            {s: config(s) for s in scores if s != "group_frequency"},
+            configs([s for s in scores if s != "group_frequency"]),
             train=args.corpora / "scale/en_2mb.txt",
             heldout=args.corpora / "en_heldout.txt",
             sizes=SIZES,
@@ -72,7 +79,7 @@ def main() -> int:
             heldout[name] = text[TRAIN_CHARS : TRAIN_CHARS + HELDOUT_CHARS]
         started = time.perf_counter()
         multi = compare(
-            {s: config(s) for s in scores},
+            configs(scores),
             train=train,
             heldout=heldout,
             sizes=SIZES,

@@ -491,3 +491,20 @@ def test_sizes_by_halving() -> None:
     assert bc._sizes_for(44, 1, 0) == [44]
     assert bc._sizes_for(100, [300, 357, 400], 1) == [43, 100]
     assert math.isclose(bc.renyi_efficiency([5], 10), 0.0)
+
+
+def test_empty_heldout_text_and_a_tokenizer_without_merges() -> None:
+    with pytest.warns(UserWarning, match="no merges|stopped after 0"):
+        tok = train("", 300)
+    c = compare({"none": tok, "some": {"vocab_size": 260}}, train="aaaa bbbb", heldout="")
+    for label in ("none", "some"):
+        row = c.row(label)
+        assert row["bytes_per_token"] is None
+        assert row["renyi_efficiency"] is None
+        assert row["tokens_per_word"] is None
+    assert c.row("none")["merges"] == 0
+    assert c.row("none")["mean_token_bytes"] is None
+    assert c.row("none")["unused_merges"] is None
+    only_spaces = compare({"some": {"vocab_size": 260}}, train="aaaa bbbb", heldout="   ")
+    assert only_spaces.row("some")["tokens_per_word"] is None  # no word
+    assert only_spaces.row("some")["bytes_per_token"] == 1.0  # no merge of spaces: 3 bytes
