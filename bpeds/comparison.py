@@ -59,6 +59,7 @@ from bpeds.driver import MergeDriver
 from bpeds.encoder import bpe
 from bpeds.errors import BpedsError
 from bpeds.io import Errors, check_errors, iter_segments, iter_units
+from bpeds.pretokenize import resolve_pattern
 from bpeds.progress import NullProgress, Progress, TqdmProgress, resolve_progress
 from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import tie_rule
@@ -297,6 +298,16 @@ def _configs(configs: object, vocab_size: int | None) -> list[_Config]:
     return out
 
 
+def _reusable(data: object) -> object:
+    """``data`` in a form that can be read more than once: an iterator (a generator, say;
+    also a group's) is read into a list once, anything else is kept as it is."""
+    if isinstance(data, Mapping):
+        return {k: _reusable(v) for k, v in data.items()}
+    if isinstance(data, Iterator):
+        return list(data)
+    return data
+
+
 def _empty_like(data: object) -> object:
     return dict.fromkeys(data, "") if isinstance(data, Mapping) else ""
 
@@ -380,8 +391,6 @@ class _Counts:
 
 def _plan(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The resolved options of a shareable configuration (the same resolution as train's)."""
-    from bpeds.pretokenize import resolve_pattern
-
     opts = _apply_preset(
         kwargs.get("preset"),
         {
@@ -1238,6 +1247,7 @@ def compare(
             f"reference group {reference!r} is not a group of the held-out text "
             f"(groups: {', '.join(groups) or 'none: give heldout as a dict name -> text'})"
         )
+    train, heldout = _reusable(train), _reusable(heldout)
     cfgs = _configs(configs, vocab_size)
     _check_configs(cfgs, train)
     isolate = workers > 1 if processes is None else bool(processes)

@@ -508,3 +508,22 @@ def test_empty_heldout_text_and_a_tokenizer_without_merges() -> None:
     only_spaces = compare({"some": {"vocab_size": 260}}, train="aaaa bbbb", heldout="   ")
     assert only_spaces.row("some")["tokens_per_word"] is None  # no word
     assert only_spaces.row("some")["bytes_per_token"] == 1.0  # no merge of spaces: 3 bytes
+
+
+def test_data_given_as_generators_is_read_once_and_shared() -> None:
+    parts = [TRAIN[:3000], TRAIN[3000:6000]]
+    c = compare(
+        [{"pattern": "gpt2"}, {"pattern": "gpt4"}, {"block_size": 512}],
+        train=(p for p in parts),
+        heldout={"x": (p for p in [HELDOUT[:500], HELDOUT[500:900]])},
+        vocab_size=280,
+        sizes=1,
+    )
+    assert c.tokenizers["pattern=gpt2"] == train(parts, 280, pattern="gpt2")
+    assert c.tokenizers["block_size=512"] == train(parts, 280)
+    tok = c.tokenizers["pattern=gpt4"]
+    assert tok is not None
+    n = sum(len(tok.encode_ordinary(t)) for t in [HELDOUT[:500], HELDOUT[500:900]])
+    assert c.row("pattern=gpt4")["bytes_per_token"] == pytest.approx(
+        len(HELDOUT[:900].encode("utf-8")) / n
+    )
