@@ -1197,7 +1197,9 @@ def compare(
     else it is named by its options), or a trained :class:`Tokenizer`
     (measured, not trained). ``vocab_size``: for the dicts that do not give
     one. ``train``: the training data, anything :func:`bpeds.train` takes (a
-    mapping gives groups). ``heldout``: text to measure on, in the same forms;
+    mapping gives groups; an iterator, such as a generator, is read into a list
+    first, since several configurations read it). ``heldout``: text to measure
+    on, in the same forms;
     a mapping ``{group name: data}`` gives per-group columns
     (``tokens_per_byte[NAME]``, ``premium[NAME]``: tokens of the group over
     tokens of ``reference``, by default the first group; parallel text such
