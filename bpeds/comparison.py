@@ -1241,6 +1241,12 @@ def compare(
         sizes = list(sizes)
         if not sizes or not all(isinstance(s, int) and s > BYTE_TOKENS for s in sizes):
             raise ValueError(f"sizes must be vocabulary sizes above {BYTE_TOKENS}, got {sizes!r}")
+    if (
+        isinstance(undertrained_below, bool)
+        or not isinstance(undertrained_below, int)
+        or undertrained_below < 1
+    ):
+        raise ValueError(f"undertrained_below must be an int >= 1, got {undertrained_below!r}")
     if not isinstance(alpha, int | float) or alpha < 0:
         raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
     groups = [str(k) for k in heldout] if isinstance(heldout, Mapping) else []

@@ -340,6 +340,10 @@ def test_bad_arguments() -> None:
         compare([{}], train="a", heldout={"en": "a"}, vocab_size=260, reference="fr")
     with pytest.raises(ValueError, match="vocabulary sizes above 256"):
         compare([{}], train="a", heldout="a", vocab_size=260, sizes=[100])
+    with pytest.raises(ValueError, match="undertrained_below"):
+        compare([{}], train="a", heldout="a", vocab_size=260, undertrained_below=0)
+    with pytest.raises(ValueError, match="alpha"):
+        compare([{}], train="a", heldout="a", vocab_size=260, alpha=-2)
     with pytest.raises(ValueError, match="workers"):
         compare([{}], train="a", heldout="a", vocab_size=260, workers=0)
 
