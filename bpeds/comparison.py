@@ -659,7 +659,7 @@ def _evaluate(
             for name, g, nb in zip(heldout.names, per_group, heldout.nbytes, strict=True):
                 n = sum(g.values())
                 row[f"tokens_per_byte[{name}]"] = n / nb if nb else None
-                row[f"premium[{name}]"] = n / ref_tokens if ref_tokens else None
+                row[f"premium[{name}]"] = n / ref_tokens if ref_tokens and nb else None
         rows.append(row)
     return rows
 

@@ -531,3 +531,13 @@ def test_data_given_as_generators_is_read_once_and_shared() -> None:
     assert c.row("pattern=gpt4")["bytes_per_token"] == pytest.approx(
         len(HELDOUT[:900].encode("utf-8")) / n
     )
+
+
+def test_an_empty_heldout_group_has_no_per_group_values() -> None:
+    tok = Tokenizer([(104, 105)], pattern="gpt2")
+    c = compare({"t": tok}, train="x", heldout={"en": "hi hi", "ko": ""}, sizes=1)
+    row = c.row("t")
+    assert row["premium[en]"] == 1.0
+    assert row["tokens_per_byte[en]"] == pytest.approx(3 / 5)  # hi, " ", hi
+    assert row["tokens_per_byte[ko]"] is None
+    assert row["premium[ko]"] is None
