@@ -1128,7 +1128,8 @@ def _figures(c: Comparison) -> dict[str, bytes]:
     if c.groups:
         width = 0.8 / max(1, len(labels))
         fig = Figure(
-            layout="constrained", figsize=(max(7.0, 0.6 * len(c.groups) * max(1, len(labels))), 4.5)
+            layout="constrained",
+            figsize=(max(7.0, min(14.0, 4.0 + 0.25 * len(c.groups) * max(1, len(labels)))), 4.5),
         )
         ax = fig.add_subplot()
         for i, label in enumerate(labels):
@@ -1143,7 +1144,7 @@ def _figures(c: Comparison) -> dict[str, bytes]:
         ax.set_xticks(range(len(c.groups)), c.groups, rotation=45, ha="right")
         ax.set_ylabel(f"tokens relative to {c.reference}")
         ax.set_title("Tokenization premium per group (1 = as many tokens as the reference)")
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", ncols=2)
         out["premium.png"] = png(fig)
 
     if len(labels) > 1:
