@@ -541,3 +541,18 @@ def test_an_empty_heldout_group_has_no_per_group_values() -> None:
     assert row["tokens_per_byte[en]"] == pytest.approx(3 / 5)  # hi, " ", hi
     assert row["tokens_per_byte[ko]"] is None
     assert row["premium[ko]"] is None
+
+
+def test_a_progress_bar_per_configuration(capsys: pytest.CaptureFixture[str]) -> None:
+    compare(
+        {"first": {}, "second": {"score": "pmi"}},
+        train=TRAIN[:3000],
+        heldout="x",
+        vocab_size=270,
+        sizes=1,
+        progress=True,
+    )
+    err = capsys.readouterr().err
+    assert "first" in err
+    assert "second" in err
+    assert "14/14" in err  # each bar counts its merges
