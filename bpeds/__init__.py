@@ -8,6 +8,8 @@ The layers, each usable on its own:
 - :class:`Tokenizer` and :func:`train`: a byte-level BPE tokenizer on top (encode and
   decode with tiktoken's semantics, save/load, other tools' formats in :mod:`bpeds.formats`).
 - :mod:`bpeds.testing`: reference models, state machines and a brute-force oracle.
+- :func:`compare` (:mod:`bpeds.comparison`): train several configurations on the same data and
+  measure them on held-out text (tables, plots, a report).
 
 Importing ``bpeds`` (or one layer, such as ``bpeds.structures``) loads only the
 error types; every other name here is imported the first time it is used
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
 
 if TYPE_CHECKING:
+    from bpeds.comparison import Comparison, compare
     from bpeds.counts import Counts, CountsFormatError
     from bpeds.driver import MergeDriver, MergeRecord, train_merges
     from bpeds.encoder import SpecialTokenError, UnknownTokenError
@@ -33,6 +36,8 @@ __version__ = "0.1.0"
 
 #: Where each lazily imported name lives.
 _LAZY = {
+    "Comparison": "bpeds.comparison",
+    "compare": "bpeds.comparison",
     "Counts": "bpeds.counts",
     "CountsFormatError": "bpeds.counts",
     "count": "bpeds.training",
@@ -51,6 +56,7 @@ _LAZY = {
 
 __all__ = [
     "BpedsError",
+    "Comparison",
     "Counts",
     "CountsFormatError",
     "EmptyError",
@@ -66,6 +72,7 @@ __all__ = [
     "TokenizerError",
     "UnknownTokenError",
     "__version__",
+    "compare",
     "count",
     "train",
     "train_merges",

@@ -224,6 +224,7 @@ LAYERS: list[tuple[str, ...]] = [
         "bpeds.persist",
         *sorted(m for m in MODULES if m == "bpeds.formats" or m.startswith("bpeds.formats.")),
     ),
+    ("bpeds.comparison",),  # trains and measures several configurations
     ("bpeds",),  # the package: re-exports everything
     ("bpeds.cli", "bpeds.__main__"),
 ]
