@@ -51,7 +51,7 @@ import regex
 
 from bpeds.pretokenize import cut_points
 
-__all__ = ["FastSplit", "fast_findall", "has_fast_path", "narrow"]
+__all__ = ["FastSplit", "fast_findall", "narrow", "splitter"]
 
 #: Every ASCII character, in order.
 _ASCII = [chr(i) for i in range(128)]
@@ -335,6 +335,18 @@ class FastSplit:
         """Whether ASCII stretches of mixed text take it too (cut rules are proven)."""
         return self.findall == self._mixed
 
+    def applies(self, text: str) -> bool:
+        """Whether :attr:`findall` splits some of ``text`` with ``re``: ``text`` is all
+        ASCII, or (cut rules proven) its non-ASCII characters are not too dense.
+
+        O(1) for ASCII text, else O(a sample of 16,384 characters).
+        """
+        if not self.ascii:
+            return False
+        if text.isascii():
+            return True
+        return self.mixed and not _dense(text)
+
     def _ascii_only(self, text: str) -> list[str]:
         if text.isascii():
             return self._fast(text)
@@ -343,10 +355,7 @@ class FastSplit:
     def _mixed(self, text: str) -> list[str]:
         if text.isascii():
             return self._fast(text)
-        n = len(text)
-        if n > ISLAND_SPACING and ISLAND_SPACING * len(_NON_ASCII.findall(text, 0, _SAMPLE)) > min(
-            n, _SAMPLE
-        ):
+        if _dense(text):
             return self._slow(text)
         return self._cut_split(text, ISLAND_GAP)
 
@@ -383,10 +392,25 @@ class FastSplit:
         return out
 
 
+def _dense(text: str) -> bool:
+    """Whether a sample of ``text`` has more than one run of non-ASCII characters per
+    :data:`ISLAND_SPACING` characters (then cutting costs more than ``re`` saves)."""
+    n = len(text)
+    return n > ISLAND_SPACING and ISLAND_SPACING * len(_NON_ASCII.findall(text, 0, _SAMPLE)) > min(
+        n, _SAMPLE
+    )
+
+
 _SPLITTERS: dict[tuple[str, int], FastSplit] = {}
 
 
-def _splitter(compiled: regex.Pattern[str]) -> FastSplit:
+def splitter(compiled: regex.Pattern[str]) -> FastSplit:
+    """The :class:`FastSplit` of ``compiled``, one per pattern and process (cached).
+
+    >>> from bpeds.pretokenize import compile_pattern
+    >>> splitter(compile_pattern("gpt2")).mixed, splitter(compile_pattern(r"\\w+|\\W+")).mixed
+    (True, False)
+    """
     key = (compiled.pattern, compiled.flags)
     fs = _SPLITTERS.get(key)
     if fs is None:
@@ -394,25 +418,11 @@ def _splitter(compiled: regex.Pattern[str]) -> FastSplit:
     return fs
 
 
-def has_fast_path(compiled: regex.Pattern[str]) -> bool:
-    """Whether :func:`fast_findall` splits ASCII stretches of *mixed* text with ``re``
-    (the GPT-2, GPT-4 and GPT-4o patterns); other qualifying patterns take it on texts
-    that are all ASCII only.
-
-    >>> from bpeds.pretokenize import compile_pattern
-    >>> has_fast_path(compile_pattern("gpt2")), has_fast_path(compile_pattern(r"\\w+|\\W+"))
-    (True, False)
-    """
-    return _splitter(compiled).mixed
-
-
 def fast_findall(compiled: regex.Pattern[str]) -> Callable[[str], list[str]]:
     """``compiled.findall``, or the same function taking the ASCII fast path.
-
-    One :class:`FastSplit` per pattern and process (cached).
 
     >>> from bpeds.pretokenize import compile_pattern
     >>> fast_findall(compile_pattern("gpt4"))("it's 2024")
     ['it', "'s", ' ', '202', '4']
     """
-    return _splitter(compiled).findall
+    return splitter(compiled).findall

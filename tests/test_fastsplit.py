@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import bpeds.fastsplit
 from bpeds.encoder import Encoder
-from bpeds.fastsplit import FastSplit, fast_findall, has_fast_path, narrow
+from bpeds.fastsplit import FastSplit, fast_findall, narrow, splitter
 from bpeds.pretokenize import PATTERNS, compile_pattern, cut_points
 from bpeds.training import count_pieces
 from tests.budget import examples
@@ -130,6 +130,19 @@ def test_dense_non_ascii_is_split_whole_by_regex() -> None:
     assert calls == [len(dense)]
 
 
+def test_applies_says_where_re_splits() -> None:
+    _, fs = _split("gpt4")
+    english = ("The caf\u00e9 opened in 1999. " + "It serves tea and cake. " * 12) * 100
+    dense = "\u0436\u0443\u043a a " * 2000
+    assert fs.applies("plain ASCII text")
+    assert fs.applies(english)
+    assert not fs.applies(dense)
+    custom = FastSplit(regex.compile(r"\p{L}+|\s+|\P{L}"))
+    assert custom.applies("plain")
+    assert not custom.applies(english)
+    assert not FastSplit(regex.compile(r"\b\w+|\W")).applies("plain")
+
+
 # -- which patterns qualify -----------------------------------------------------------------
 
 # Each of these changes what a match depends on, or what the narrowing could express.
@@ -182,10 +195,10 @@ def test_shipped_patterns_take_the_fast_path_everywhere() -> None:
         compiled, fs = _split(name)
         assert fs.ascii
         assert fs.mixed
-        assert has_fast_path(compiled)
+        assert splitter(compiled).mixed
         assert cut_points(compiled.pattern) is not None
         # the same source given literally is the same pattern
-        assert has_fast_path(regex.compile(PATTERNS[name]))
+        assert splitter(regex.compile(PATTERNS[name])).mixed
 
 
 def test_a_custom_pattern_takes_the_fast_path_on_ascii_text_only() -> None:
