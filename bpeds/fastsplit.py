@@ -365,6 +365,15 @@ class FastSplit:
         An island runs from the last cut point at or before a run of non-ASCII
         characters to the first cut point at or after it, extended over the
         following runs that start at most ``gap`` characters after its end.
+
+        Every boundary is a cut point of the whole text, and the split of the
+        text is the pieces of its parts in order: apply the cut rule at the
+        last boundary, then at the one before it in the prefix, and so on.
+        The prefix holds every character the rules read before a boundary,
+        and after it the part reaches far enough: parts are not empty, and
+        after a rule-3 cut (a space, then ``x`` not whitespace) the next
+        boundary cannot be just after the space (no rule cuts before ``x``).
+        O(len(text)): each search scans at most the text since the last cut.
         """
         fast, slow = self._fast, self._slow
         cut_next, cut_back = self._cut_next, self._cut_back

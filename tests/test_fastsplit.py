@@ -76,7 +76,7 @@ def _split(name: str) -> tuple[regex.Pattern[str], FastSplit]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=examples(ci=500, local=100), deadline=None)
+@settings(max_examples=examples(ci=500, local=60), deadline=None)
 @given(text=TEXTS)
 @example(text="".join(TRICKY))
 def test_findall_is_regex_findall_on_any_text(name: str, text: str) -> None:
@@ -86,7 +86,7 @@ def test_findall_is_regex_findall_on_any_text(name: str, text: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("gap", [0, 3, 10_000])
-@settings(max_examples=examples(ci=300, local=80), deadline=None)
+@settings(max_examples=examples(ci=300, local=25), deadline=None)
 @given(text=MIXED)
 @example(text="".join(TRICKY))
 def test_cut_split_is_exact_whatever_the_gap(name: str, gap: int, text: str) -> None:
@@ -96,7 +96,7 @@ def test_cut_split_is_exact_whatever_the_gap(name: str, gap: int, text: str) -> 
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=examples(ci=500, local=150), deadline=None)
+@settings(max_examples=examples(ci=500, local=50), deadline=None)
 @given(text=ASCII_TEXT)
 def test_narrowed_pattern_splits_ascii_as_regex(name: str, text: str) -> None:
     compiled = compile_pattern(name)
@@ -268,7 +268,7 @@ def patterns(draw: st.DrawFn, depth: int = 0) -> tuple[str, bool]:
     return "|".join(t for t, _ in branches), any(n for _, n in branches)
 
 
-@settings(max_examples=examples(ci=600, local=100), deadline=None)
+@settings(max_examples=examples(ci=600, local=60), deadline=None)
 @given(
     drawn=patterns(),
     text=ASCII_TEXT,
