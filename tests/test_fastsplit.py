@@ -314,3 +314,25 @@ def test_counting_agrees_with_regex(name: str) -> None:
     assert got == want
     assert list(got) == list(want)
     assert count_pieces(units, compiled.pattern, sequence=True) == ordered
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("block_size", [64, 1 << 20])
+def test_streamed_file_counts_as_regex_on_the_whole(
+    tmp_path: Path, name: str, block_size: int
+) -> None:
+    """The streaming reader's pieces, counted with the fast split, in both processes."""
+    from bpeds.io import iter_segments
+
+    text = TAYLOR.read_text(encoding="utf-8")[:20_000] + "".join(TRICKY) + " caf\u00e9\n" * 50
+    path = tmp_path / "mixed.txt"
+    path.write_text(text, encoding="utf-8")
+    compiled = compile_pattern(name)
+    want: dict[str, int] = {}
+    for p in compiled.findall(text):
+        want[p] = want.get(p, 0) + 1
+    for workers in (1, 2):
+        segments = iter_segments(path, pattern=compiled.pattern, block_size=block_size)
+        got = count_pieces(segments, compiled.pattern, workers=workers, batch_chars=4096)
+        assert got == want
+        assert list(got) == list(want)
