@@ -37,6 +37,10 @@ Jobs (``spec["job"]``):
   (``encode_batch``, ``threads``), ``hf-batch`` (``tokenizers``
   ``encode_batch``, its own thread pool). Only the encoding call is timed; the
   tokenizer is built and warmed first.
+- ``split``: read, split and count a file as :func:`bpeds.train` does before
+  merging (``bpeds.io.iter_segments`` on the ``Path``, then
+  ``bpeds.training.count_pieces``, one process), GPT pattern ``pattern``;
+  reports a digest of the counts in their (first-appearance) order.
 - ``driver``: the lower layers for ablations: ``count_pieces`` then a
   ``TypeCorpus`` (``mode: "type"``, with the given compaction ``policy``) or a
   ``SequenceCorpus`` (``mode: "sequence"``, with the given ``structure``), and
@@ -45,6 +49,11 @@ Jobs (``spec["job"]``):
   Multiset class name of :mod:`bpeds.structures`, used through
   ``MultisetBounds``). ``prep`` (split, count, build the corpus) and
   ``merge`` (the driver) are timed separately.
+
+Any bpeds job with ``"split": "regex"`` splits as bpeds did before its ASCII
+fast path (:mod:`bpeds.fastsplit`): the ``regex`` module's ``findall`` of the
+pattern everywhere, and long texts counted by the segmenter. Set before
+anything is built, so worker processes (forked) split that way too.
 """
 
 from __future__ import annotations
@@ -335,6 +344,15 @@ TRAINERS: dict[str, Callable[[Spec], tuple[list[bytes] | None, Report]]] = {
 }
 
 
+def use_regex_split() -> None:
+    """Split with the ``regex`` module alone, as bpeds did before ``bpeds.fastsplit``: no
+    pattern is narrowed, so every split is ``regex``'s ``findall`` and counting takes the
+    segmenter for long texts."""
+    import bpeds.fastsplit
+
+    bpeds.fastsplit.narrow = lambda pattern: None
+
+
 def job_train(spec: Spec) -> Report:
     tokens, report = TRAINERS[spec["impl"]](spec)
     if tokens is not None:
@@ -405,6 +423,31 @@ def job_encode(spec: Spec) -> Report:
     report["digest"], report["tokens"] = ids_digest(out)
     report["texts"] = len(texts)
     report["mb"] = len(text.encode("utf-8")) / 1e6
+    return report
+
+
+# -- split and count ----------------------------------------------------------------------
+
+
+def job_split(spec: Spec) -> Report:
+    from bpeds.io import iter_segments
+    from bpeds.training import count_pieces
+
+    source = pattern_source(spec["pattern"])
+    timer = ChildTimer()
+    segments = iter_segments(Path(spec["file"]), pattern=source, special_tokens=[])
+    counts = count_pieces(segments, source)
+    timer.finish()
+    assert isinstance(counts, dict)
+    report: Report = timer.report()
+    h = hashlib.sha256()
+    for piece, n in counts.items():
+        h.update(piece.encode("utf-8"))
+        h.update(b"\0" + n.to_bytes(8, "little"))
+    report["digest"] = h.hexdigest()[:16]
+    report["types"] = len(counts)
+    report["pieces"] = sum(counts.values())
+    report["mb"] = Path(spec["file"]).stat().st_size / 1e6
     return report
 
 
@@ -489,6 +532,7 @@ JOBS: dict[str, Callable[[Spec], Report]] = {
     "train": job_train,
     "encode": job_encode,
     "driver": job_driver,
+    "split": job_split,
 }
 
 
@@ -499,6 +543,8 @@ def main(argv: list[str]) -> int:
         top, args = int(args[1]), args[2:]
     spec = json.loads(args[0])
     start = time.perf_counter()
+    if spec.get("split") == "regex":
+        use_regex_split()
     if top:
         import cProfile
         import pstats

@@ -217,6 +217,36 @@ def table_encode(r: Results) -> str:
     return out
 
 
+def table_split(r: Results) -> str:
+    header = ["workload", "impl", "job CPU s", "job wall s", "MB/s (CPU)", "pieces", "types",
+              "÷ regex only (CPU)", "÷ regex only (wall)", "same counts as"]  # fmt: skip
+    rows = []
+    for w in ("wl2-split", "wl4-split"):
+        for row in r.rows(w):
+            label = row["impl"]
+            base = label.endswith("(regex only)")
+            peer = "bpeds split (regex only)"
+            same = ""
+            if row.get("equal_to_reference"):
+                same = f"{row['equal_to_reference']} {row['reference']}"
+            mb = row.get("mb")
+            rows.append(
+                [
+                    w,
+                    label,
+                    f(row["cpu_job"]),
+                    f(row["wall_job"]),
+                    f(mb / row["cpu_job"]) if mb and row["cpu_job"] else "",
+                    f(row.get("pieces"), 0),
+                    f(row.get("types"), 0),
+                    "1" if base else ratio_cell(r.ratio(w, label, peer, "cpu_job")),
+                    "1" if base else ratio_cell(r.ratio(w, label, peer, "wall_job")),
+                    same,
+                ]
+            )
+    return markdown_table(header, rows)
+
+
 def table_scores(r: Results) -> str:
     header = ["score", "vocab", "job CPU s", "merge CPU s", "÷ frequency CPU", "÷ frequency wall",
               "held-out bytes/token"]  # fmt: skip
@@ -329,6 +359,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "training-ratios": lambda r: table_ratios(
         r, ("wl1-taylorswift", "wl2-en13", "wl3-en62", "wl4-multi")
     ),
+    "split": table_split,
     "encode": table_encode,
     "scores": table_scores,
     "scaling": table_scaling,

@@ -216,7 +216,7 @@ def summarise(w: Workload, runs: list[Run]) -> list[dict[str, object]]:
         for key in METRICS:
             row[key] = median(r.value(key) for r in mine)
         first = mine[0].result.report if mine and mine[0].result else {}
-        for key in ("merges", "tokens", "mb", "texts"):
+        for key in ("merges", "tokens", "mb", "texts", "pieces", "types"):
             if key in first:
                 row[key] = first[key]
         if isinstance(row.get("mb"), float) and isinstance(row.get("wall_job"), float):

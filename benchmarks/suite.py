@@ -236,6 +236,32 @@ def workloads(quick: bool = False) -> list[Workload]:
                 reference="rustbpe",
             )
         )
+    # Reading, splitting and counting alone (what bpeds.train does before merging), the
+    # split with the ASCII fast path (the default) against the regex module's alone, on
+    # workload 2's input and on the multilingual one (where the fast path mostly steps aside).
+    for name, part, file, pattern, title in (
+        ("wl2-split", 2, en13, "gpt2", f"read, split and count {en13} (GPT-2), one process"),
+        ("wl4-split", 4, multi, "gpt4", f"read, split and count {multi} (GPT-4), one process"),
+    ):
+        split = {"job": "split", "file": file, "pattern": pattern}
+        out.append(
+            Workload(
+                name,
+                part,
+                title,
+                (
+                    Impl("bpeds split", split),
+                    Impl("bpeds split (regex only)", {**split, "split": "regex"}),
+                ),
+                rep(5),
+                subjects=("bpeds split",),
+                check="digest",
+                digest_groups={"bpeds split": "bpeds split (regex only)"},
+                notes="regex only: the regex module's findall everywhere and long texts counted "
+                "by the segmenter, as before the ASCII fast path; the counts (and their order) "
+                "are compared every repetition.",
+            )
+        )
     # 5. Encoding with the workload-2 vocabulary.
     enc = {"job": "encode", "file": en13, "model": "model", "doc_chars": 10_000}
     out.append(
@@ -246,6 +272,9 @@ def workloads(quick: bool = False) -> list[Workload]:
             (
                 Impl("bpeds encode", {**enc, "impl": "bpeds"}),
                 Impl("bpeds encode_batch w=2", {**enc, "impl": "bpeds-batch", "workers": 2}),
+                Impl("bpeds encode (regex only)", {**enc, "impl": "bpeds", "split": "regex"}),
+                Impl("bpeds encode_batch w=2 (regex only)", {**enc, "impl": "bpeds-batch",
+                                                             "workers": 2, "split": "regex"}),
                 Impl("tiktoken encode", {**enc, "impl": "tiktoken"}),
                 Impl("tiktoken encode_batch 1 thread", {**enc, "impl": "tiktoken-batch",
                                                         "threads": 1}),
@@ -259,6 +288,8 @@ def workloads(quick: bool = False) -> list[Workload]:
             digest_groups={
                 "bpeds encode": "tiktoken encode",
                 "bpeds encode_batch w=2": "tiktoken encode_batch 1 thread",
+                "bpeds encode (regex only)": "tiktoken encode",
+                "bpeds encode_batch w=2 (regex only)": "tiktoken encode_batch 1 thread",
                 "tiktoken encode_batch 2 threads": "tiktoken encode_batch 1 thread",
                 "hf encode_batch": "tiktoken encode_batch 1 thread",
             },
@@ -549,6 +580,11 @@ TARGETS = (
            0.4, "wl1 taylorswift 10k minbpe-basic <= 0.4 CPU-s"),
     Target("wl1-regex", "wl1-taylorswift", "bpeds regex", None, "cpu_job", "absolute", "<=",
            0.4, "wl1 taylorswift 10k minbpe-regex <= 0.4 CPU-s"),
+    Target("wl2-split", "wl2-split", "bpeds split", None, "cpu_job", "absolute", "<=", 0.8,
+           "wl2 read, split and count en13.txt <= 0.8 CPU-s"),
+    Target("wl4-split", "wl4-split", "bpeds split", "bpeds split (regex only)", "cpu_job",
+           "ratio", "<=", 1.05, "wl4 multilingual split and count no slower than the regex "
+           "module alone (within 5%: the noise of a run)"),
     Target("wl5-encode", "wl5-encode", "bpeds encode", "tiktoken encode", "wall_job", "speed",
            ">=", 0.75, "wl5 encode, one process >= 0.75x tiktoken (one thread)"),
     Target("wl5-batch", "wl5-encode", "bpeds encode_batch w=2", "tiktoken encode_batch 1 thread",

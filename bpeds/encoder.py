@@ -40,6 +40,7 @@ from typing import Any, Literal, Protocol
 import regex
 
 from bpeds.errors import BpedsError
+from bpeds.fastsplit import fast_findall
 from bpeds.pattern_safety import TimedPattern
 from bpeds.special import special_token_regex
 
@@ -196,9 +197,10 @@ class Encoder:
     """The encoding and decoding tables of one tokenizer, with a piece cache.
 
     ``table[i]`` is the bytes of token ``i`` for every byte and merge id;
-    ``pattern`` is the compiled split regex or ``None``; ``special`` maps text to
-    id. Building costs O(total bytes of all tokens); the tables are what
-    tiktoken keeps too.
+    ``pattern`` is the compiled split regex or ``None`` (text is split by
+    :func:`bpeds.fastsplit.fast_findall`: exactly its ``findall``, at ``re``'s
+    speed on ASCII stretches); ``special`` maps text to id. Building costs
+    O(total bytes of all tokens); the tables are what tiktoken keeps too.
     """
 
     __slots__ = ("_cache", "_decoder", "_findall", "_piece", "_regexes", "ranks", "special")
@@ -220,7 +222,14 @@ class Encoder:
         for text, i in self.special.items():
             decoder[i] = text.encode("utf-8")
         self._decoder = decoder
-        self._findall = None if pattern is None else pattern.findall
+        # (a pattern not of bpeds's own is matched with a time limit, without the fast path)
+        self._findall: Callable[[str], list[str]] | None = (
+            None
+            if pattern is None
+            else pattern.findall
+            if isinstance(pattern, TimedPattern)
+            else fast_findall(pattern)
+        )
         self._cache: dict[str, list[int]] = {}
         self._regexes: dict[frozenset[str], regex.Pattern[str]] = {}
         #: Encodes one piece's bytes when the tokenizer's rule is not rank-merging (a

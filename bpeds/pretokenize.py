@@ -33,6 +33,7 @@ __all__ = [
     "PATTERNS",
     "Segmenter",
     "compile_pattern",
+    "cut_points",
     "resolve_pattern",
     "segmenter",
     "split",
@@ -149,6 +150,25 @@ _PROVEN = {
     GPT4_PATTERN: _ANY_NEWLINE_CUT,
     GPT4O_PATTERN: re.compile(NEWLINE_CUT),
 }
+
+
+def cut_points(pattern: str) -> str | None:
+    """A zero-width ``regex`` source matching every rule-1, 2 and 3 cut point of
+    :class:`Segmenter` for ``pattern`` (a regex source), or ``None`` for a pattern
+    the rules are not proven for.
+
+    Written with the patterns' own ``\\s`` (``regex``'s), so it is exact; it may be
+    searched forwards or, with ``(?r)``, backwards.
+
+    >>> import regex
+    >>> [m.start() for m in regex.finditer(cut_points(GPT2_PATTERN), "a b  c\\nd")]
+    [1, 3, 4, 7]
+    """
+    newline = _PROVEN.get(pattern)
+    if newline is None:
+        return None
+    after_newline = r"(?<=\S\n)(?=\S)" if newline is _ANY_NEWLINE_CUT else NEWLINE_CUT
+    return r"(?<=\S)(?= )|(?= \S)|" + after_newline
 
 
 def _glue(m: re.Match[str]) -> str:

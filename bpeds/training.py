@@ -47,6 +47,7 @@ from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.counts import Counts, SpillCounter
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.encoder import bpe
+from bpeds.fastsplit import fast_findall, splitter
 from bpeds.io import (
     DEFAULT_BLOCK_SIZE,
     InvalidTextError,
@@ -97,7 +98,8 @@ class _Default(enum.Enum):
 #: Characters of text per batch handed to a worker.
 BATCH_CHARS = 1 << 20
 #: Texts from this many characters on are counted by :meth:`bpeds.pretokenize.Segmenter.count`
-#: (built-in patterns only): the same counts in the same order, ~1.1-1.3x faster on English.
+#: (built-in patterns only, where the ASCII fast path of :mod:`bpeds.fastsplit` does not
+#: apply: it is faster): the same counts in the same order, ~1.1-1.3x faster on English.
 SEGMENT_MIN_CHARS = 1 << 12
 
 OnMerge = Callable[[MergeRecord, bytes], None]
@@ -107,12 +109,13 @@ _OWN_PATTERNS = frozenset(PATTERNS.values())
 
 
 def _findall(source: str | None) -> Callable[[str], list[str]] | None:
-    """``findall`` of the pattern; for a pattern not of bpeds's own (which match every
+    """``findall`` of the pattern (with the exact ASCII fast path of
+    :mod:`bpeds.fastsplit`); for a pattern not of bpeds's own (which match every
     character), one that refuses text the pattern leaves unmatched (see
     :func:`bpeds.pattern_safety.check_coverage`)."""
     if source is None:
         return None
-    findall = _compiled(source).findall
+    findall = fast_findall(_compiled(source))
     if source in _OWN_PATTERNS:
         return findall
     return partial(_covering_findall, findall, source)
@@ -125,10 +128,11 @@ def _covering_findall(findall: Callable[[str], list[str]], source: str, text: st
 def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
     """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list.
 
-    In type mode a long text under a built-in pattern is counted by cutting it
-    where cutting provably cannot change the split and splitting each
-    distinct stretch once (:class:`bpeds.pretokenize.Segmenter`); other texts
-    are split whole.
+    Texts are split by :func:`bpeds.fastsplit.fast_findall` (exactly the
+    pattern's ``findall``). In type mode, a long text under a built-in pattern
+    that the ASCII fast path does not apply to is counted by cutting it where
+    cutting provably cannot change the split and splitting each distinct
+    stretch once (:class:`bpeds.pretokenize.Segmenter`).
     """
     findall = _findall(source)
     if sequence:
@@ -142,9 +146,11 @@ def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
     if findall is None:
         counts.update(texts)
         return dict(counts)
+    assert source is not None
     seg = segmenter(source)
+    fast = splitter(_compiled(source))
     for t in texts:
-        if seg is not None and len(t) >= SEGMENT_MIN_CHARS:
+        if seg is not None and len(t) >= SEGMENT_MIN_CHARS and not fast.applies(t):
             counts.update(seg.count(t))  # a mapping: added in its (first-appearance) order
         else:
             counts.update(findall(t))

@@ -214,6 +214,7 @@ LAYERS: list[tuple[str, ...]] = [
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.testing"))),
     # Patterns, special-token rules, the JSON format's core.
     ("bpeds.pretokenize", "bpeds.special", "bpeds._model_json", "bpeds.replay"),
+    ("bpeds.fastsplit",),  # the exact ASCII fast path of the patterns' split
     ("bpeds._files", "bpeds.counts"),
     ("bpeds.encoder",),
     ("bpeds.tokenizer",),
