@@ -631,7 +631,9 @@ def _evaluate(
             counts.update(g)
         ntokens = sum(counts.values())
         produced_merges = sum(1 for t in counts if BYTE_TOKENS <= t < BYTE_TOKENS + k)
-        vocab = BYTE_TOKENS + k
+        # (a loop variant's tokenizer emits fewer tokens than its ids: removed and hidden
+        # ones keep their ids)
+        vocab = BYTE_TOKENS + k if plain else tok.vocab_size - extra
         row: dict[str, Any] = {"config": label, "vocab_size": vocab + extra, "merges": k}
         row["bytes_per_token"] = total_bytes / ntokens if ntokens else None
         row["chars_per_token"] = total_chars / ntokens if ntokens else None

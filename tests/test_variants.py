@@ -476,3 +476,18 @@ def test_superbpe_misuse_is_refused() -> None:
         SuperBPE(1.5)
     with pytest.raises(ValueError, match="max_words must be an int >= 1"):
         SuperBPE(max_words=0)
+
+
+def test_compare_measures_a_variant_at_the_size_it_emits() -> None:
+    import bpeds
+
+    text = (DATA / "taylorswift.txt").read_text(encoding="utf-8")
+    c = bpeds.compare(
+        {"bpe": {}, "picky": {"variant": {"name": "picky", "threshold": 0.6}}},
+        train=text[:100_000],
+        heldout=text[100_000:],
+        vocab_size=600,
+    )
+    final = {r["config"]: r for r in c.final_rows()}
+    assert final["picky"]["vocab_size"] == final["bpe"]["vocab_size"] == 600
+    assert final["picky"]["merges"] > final["bpe"]["merges"]  # (removed tokens keep ids)
