@@ -4,16 +4,17 @@ The ``regex`` module is needed for the patterns' Unicode classes (``\\p{L}``,
 ``\\p{N}``), but on ASCII text every such class is just a set of ASCII
 characters, and the standard library's ``re`` (which has possessive
 quantifiers and atomic groups from Python 3.11) splits ASCII text with the
-*narrowed* pattern about twice as fast. :class:`FastSplit` gives exactly
-``regex``'s ``findall`` of the real pattern, piece for piece, on any text:
+*narrowed* pattern faster (``docs/performance.md`` has the measurements).
+:class:`FastSplit` gives exactly ``regex``'s ``findall`` of the real pattern,
+piece for piece, on any text:
 
 - **ASCII text** is split by the narrowed pattern (:func:`narrow`);
 - **mixed text** is cut where cutting provably cannot change the split (the
   cut rules of :class:`bpeds.pretokenize.Segmenter`), so that each non-ASCII
   character lies in an *island* from the last cut before it to the first cut
   after it; islands go to ``regex``, the ASCII stretches between them to
-  ``re``. Text with many islands (most non-English text) is split whole by
-  ``regex``: there the fast path would not pay.
+  ``re``. Text with many runs of non-ASCII characters (most non-English
+  text) is split whole by ``regex``: there the fast path would not pay.
 
 **The narrowing rule.** Every *atom* of the pattern (a literal character, a
 class escape such as ``\\s`` or ``\\p{L}``, a bracket set, ``.``) is replaced
