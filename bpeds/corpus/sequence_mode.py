@@ -119,6 +119,38 @@ def _site_group_deltas(
 _SMALL_KEYS = list(range(1 << 16))
 
 
+def _note_site(
+    d: dict[int, int],
+    first: dict[int, int] | None,
+    merge: tuple[int, int, int],
+    before: int | None,
+    after: int | None,
+    positions: tuple[int, int],
+) -> None:
+    """Count changes of one merge site of ``merge = (a, b, new)`` into ``d``: each
+    neighbour token (``before``/``after``, None at a chunk edge) moves its pair from
+    ``a``/``b`` to ``new``; a new pair seen for the first time records its position
+    (``positions``: the left neighbour's and the site's) in ``first``. O(1). (The
+    linked representations' sites; the arrays inline this.)"""
+    a, b, new = merge
+    get = d.get
+    if before is not None:
+        pv = before << PAIR_SHIFT
+        k = pv | a
+        d[k] = get(k, 0) - 1
+        k = pv | new
+        d[k] = get(k, 0) + 1
+        if first is not None and k not in first:
+            first[k] = positions[0]
+    if after is not None:
+        k = (b << PAIR_SHIFT) | after
+        d[k] = get(k, 0) - 1
+        k = (new << PAIR_SHIFT) | after
+        d[k] = get(k, 0) + 1
+        if first is not None and k not in first:
+            first[k] = positions[1]
+
+
 class _ArraySequenceRun:
     """Sequence mode over int arrays: position ``i`` is a token; -1 means none.
 
@@ -382,22 +414,14 @@ class _SequenceRun:
             if m is None:  # pragma: no cover - occurrences() guarantees a successor
                 continue
             p, q = n.prev, m.next
-            if p is not None:
-                pv = p.val << PAIR_SHIFT
-                k = pv | a
-                d[k] = get(k, 0) - 1
-                k = pv | new
-                d[k] = get(k, 0) + 1
-                if first is not None and k not in first:
-                    first[k] = p.pos
-            if q is not None:
-                qv = q.val
-                k = (b << PAIR_SHIFT) | qv
-                d[k] = get(k, 0) - 1
-                k = (new << PAIR_SHIFT) | qv
-                d[k] = get(k, 0) + 1
-                if first is not None and k not in first:
-                    first[k] = n.pos
+            _note_site(
+                d,
+                first,
+                (a, b, new),
+                None if p is None else p.val,
+                None if q is None else q.val,
+                (0 if p is None else p.pos, n.pos),
+            )
             if want_groups:
                 self._group_deltas(n, p, q, a, b, new, out)
             sites += 1
@@ -517,26 +541,18 @@ class _LeapSequenceRun:
             if m is ahead:  # (a == b: the partner is the chain's next node)
                 ahead = m.vnext
             p, q = n.prev, m.next
-            if p is not None and p.val != _SEP:
-                pv = p.val << PAIR_SHIFT
-                k = pv | a
-                d[k] = get(k, 0) - 1
-                k = pv | new
-                d[k] = get(k, 0) + 1
-                if first is not None and k not in first:
-                    first[k] = p.seq
-            else:
+            if p is not None and p.val == _SEP:
                 p = None
-            if q is not None and q.val != _SEP:
-                qv = q.val
-                k = (b << PAIR_SHIFT) | qv
-                d[k] = get(k, 0) - 1
-                k = (new << PAIR_SHIFT) | qv
-                d[k] = get(k, 0) + 1
-                if first is not None and k not in first:
-                    first[k] = n.seq
-            else:
+            if q is not None and q.val == _SEP:
                 q = None
+            _note_site(
+                d,
+                first,
+                (a, b, new),
+                None if p is None else p.val,
+                None if q is None else q.val,
+                (0 if p is None else p.seq, n.seq),
+            )
             if self.want_groups:
                 _site_group_deltas(
                     out,
