@@ -440,8 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         before = machine_info()
         provenance = bpeds_provenance(env_path)
         if args.snapshot:
-            where = provenance.split(" (")[0]  # the children import it from the snapshot
-            provenance = f"git archive of commit {commit} ({args.snapshot}), imported from {where}"
+            provenance = f"git archive of commit {commit} ({args.snapshot})"
         start = time.monotonic()
         all_runs: list[Run] = []
         summary: list[dict[str, object]] = []

@@ -3,10 +3,10 @@
 A policy decides *when* a lazy index rewrites one key's list to its live,
 unique entries; the index decides *how*. Three policies ship here:
 
-* :class:`NeverCompact` -- the lists only grow (step 7 of the seed);
-* :class:`ThresholdCompaction` -- fixed thresholds (step 9);
+* :class:`NeverCompact` -- the lists only grow;
+* :class:`ThresholdCompaction` -- fixed thresholds;
 * :class:`AdaptiveCompaction` -- a waste ratio, a per-key cooldown and a
-  rolling payoff history that tunes the waste threshold (step 13).
+  rolling payoff history that tunes the waste threshold.
 
 The protocol (:class:`~bpeds.structures.protocols.CompactionPolicy`) is three
 hooks and a ``stats`` attribute. The index calls ``after_read(key, scanned,
@@ -129,7 +129,7 @@ def _check_stats(stats: object, owner: object) -> None:
 
 
 class NeverCompact:
-    """The policy that never compacts: lists only grow (the seed's step 7).
+    """The policy that never compacts: lists only grow.
 
     Reads stay correct (the predicate filters stale entries) but every stale or
     duplicate entry is kept and re-scanned forever. ``append_floor`` is
@@ -223,7 +223,7 @@ class _PerKeyPolicy:
 
 
 class ThresholdCompaction(_PerKeyPolicy):
-    """Fixed thresholds (the seed's step 9: 2048 / 512 / 0.25).
+    """Fixed thresholds (by default 2048 / 512 / 0.25).
 
     For each key the policy counts, since the key's last compaction (or since
     it was first seen), ``touched`` -- the entries scanned by reads of it --
@@ -324,7 +324,7 @@ class ThresholdCompaction(_PerKeyPolicy):
 
 
 class AdaptiveCompaction(_PerKeyPolicy):
-    """Waste ratio, per-key cooldown and payoff feedback (the seed's step 13).
+    """Waste ratio, per-key cooldown and payoff feedback.
 
     Per key, since its last compaction, the policy counts ``touched`` (entries
     scanned by reads), ``live`` (entries those reads yielded) and ``reads``.

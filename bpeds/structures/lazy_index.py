@@ -1,7 +1,7 @@
 """A lazy, append-only ``key -> list of values`` index validated on read.
 
-This is the pair -> pre-token-types index of a type-level BPE trainer (the
-seed's steps 7, 9 and 13): when a merge creates a pair in a type, the trainer
+This is the pair -> pre-token-types index of a type-level BPE trainer: when a
+merge creates a pair in a type, the trainer
 appends the type id to that pair's list and never removes it. Entries that went
 stale (the type lost the pair) or were appended twice stay in the list; a read
 filters them with the caller's predicate ``is_live(key, value)``. A pluggable
