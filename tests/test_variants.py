@@ -342,52 +342,22 @@ def test_cli_trains_with_a_variant(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    out = tmp_path / "m.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bpeds",
-            "train",
-            str(DATA / "taylorswift.txt"),
-            "--vocab-size",
-            "400",
-            "--variant",
-            "picky",
-            "--variant-options",
-            '{"threshold": 0.6}',
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
     import bpeds
 
+    out = tmp_path / "m.json"
+
+    def train(options: str) -> subprocess.CompletedProcess[str]:
+        argv = ["train", str(DATA / "taylorswift.txt"), "--vocab-size", "400", "-o", str(out)]
+        argv += ["--variant", "picky", "--variant-options", options]
+        return subprocess.run(
+            [sys.executable, "-m", "bpeds", *argv], capture_output=True, text=True, check=False
+        )
+
+    run = train('{"threshold": 0.6}')
+    assert run.returncode == 0, run.stderr
     tok = bpeds.Tokenizer.load(out)
     assert tok.options["variant"] == {"name": "picky", "threshold": 0.6}
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bpeds",
-            "train",
-            str(DATA / "taylorswift.txt"),
-            "--vocab-size",
-            "400",
-            "--variant",
-            "picky",
-            "--variant-options",
-            '{"tau": 1}',
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    bad = train('{"tau": 1}')
     assert bad.returncode == 2
     assert "does not take options" in bad.stderr
 
