@@ -15,14 +15,13 @@ input: every id, kind and part is checked). :class:`Replay` encodes.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bpeds.errors import BpedsError
+from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["EventLogError", "Replay", "check_events"]
-
-BYTE_TOKENS = 256
+__all__ = ["EventLogError", "Replay", "check_events", "hide"]
 
 
 class EventLogError(BpedsError, ValueError):
@@ -45,8 +44,6 @@ def check_events(
     marks apply to present merged tokens. Raises :class:`EventLogError` naming the
     first bad event. Complexity: O(events + total bytes of merged tokens).
     """
-    lengths = [1] * BYTE_TOKENS
-    parents: list[tuple[int, int] | None] = [None] * BYTE_TOKENS
     present = set(range(BYTE_TOKENS))
     removed: set[int] = set()
     marked: set[int] = set()
@@ -73,8 +70,6 @@ def check_events(
                         f"list makes it from {merges[made] if made < len(merges) else 'nothing'}"
                     )
                 made += 1
-                parents.append((a, b))
-                lengths.append(lengths[a] + lengths[b])
                 table.append(table[a] + table[b])
             elif not (BYTE_TOKENS <= token < BYTE_TOKENS + made) or (
                 table[token] != table[a] + table[b]
@@ -221,10 +216,3 @@ def hide(
             else:
                 out.append(x)
     return out
-
-
-def hiding(
-    base: Callable[[bytes], list[int]], parents: dict[int, tuple[int, int]], hidden: frozenset[int]
-) -> Callable[[bytes], list[int]]:
-    """``base`` followed by :func:`hide`."""
-    return lambda piece: hide(base(piece), parents, hidden)
