@@ -474,7 +474,6 @@ class MergeDriver:
         events = self.events
         loop = _RunLoop(self, uni if want_uni else None)
         removed, marked = loop.removed, loop.marked
-        initial = len(vocab)
 
         def remove(t: int) -> tuple[int, ...]:
             """Split ``t`` into its present parts everywhere; re-score what rose."""
@@ -521,12 +520,11 @@ class MergeDriver:
         limit = self.num_merges if variant is None else self.max_merges
         if variant is not None:
             variant.begin(loop)
-        target = self.num_merges
         done = 0
         while done < limit:
             if variant is not None:
                 loop.merges_done = done
-                if len(vocab) - initial - len(removed) - len(marked) >= target or loop.stopped:
+                if loop.finished():
                     return
             # 1. select
             try:
@@ -542,7 +540,7 @@ class MergeDriver:
                 loop.phase = "before"
                 variant.before_merge(loop, (left, right), count)
                 loop.phase = ""
-                if len(vocab) - initial - len(removed) - len(marked) >= target or loop.stopped:
+                if loop.finished():
                     return
             reused = None  # the id of a token with these bytes, made before
             if reuse is not None:
@@ -726,6 +724,10 @@ class _RunLoop:
     def remaining(self) -> int:
         size = len(self._driver.vocab) - self.initial - len(self.removed) - len(self.marked)
         return self._driver.num_merges - size
+
+    def finished(self) -> bool:
+        """The vocabulary reached its target, or the variant stopped the run."""
+        return self.stopped or self.remaining() <= 0
 
     def _check(self, token: int) -> None:
         if isinstance(token, bool) or not isinstance(token, int):
