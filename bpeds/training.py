@@ -296,6 +296,20 @@ def _counts_of(segments: Iterable[str], source: str | None, specials: tuple[str,
     return Counts._trusted(pieces, source, specials)
 
 
+def _count_data(
+    data: object, source: str | None, specials: tuple[str, ...], errors: str, block_size: int
+) -> Counts:
+    """The counts of ``data`` (any unit :func:`bpeds.io.iter_segments` reads)."""
+    segments = iter_segments(
+        data,
+        pattern=source,
+        special_tokens=specials,
+        errors=check_errors(errors),
+        block_size=block_size,
+    )
+    return _counts_of(segments, source, specials)
+
+
 def _count_file(
     path: os.PathLike[str],
     source: str | None,
@@ -304,14 +318,7 @@ def _count_file(
     block_size: int,
 ) -> Counts:
     """The counts of one file (a task: runs where the executor puts it, reads the file there)."""
-    segments = iter_segments(
-        path,
-        pattern=source,
-        special_tokens=specials,
-        errors=check_errors(errors),
-        block_size=block_size,
-    )
-    return _counts_of(segments, source, specials)
+    return _count_data(path, source, specials, errors, block_size)
 
 
 def _count_texts(
@@ -323,15 +330,8 @@ def _count_texts(
     block_size: int,
 ) -> Counts:
     """The counts of consecutive ``str`` units, the first of them item ``first`` of the data."""
-    segments = iter_segments(
-        texts,
-        pattern=source,
-        special_tokens=specials,
-        errors=check_errors(errors),
-        block_size=block_size,
-    )
     try:
-        return _counts_of(segments, source, specials)
+        return _count_data(texts, source, specials, errors, block_size)
     except InvalidTextError as exc:
         if not isinstance(exc.source, int) or not first:
             raise
@@ -348,14 +348,7 @@ def _count_partition(
     block_size: int,
 ) -> Counts:
     """The counts of one partition of a ``dask.bag`` (texts and paths, one unit each)."""
-    segments = iter_segments(
-        list(items),
-        pattern=source,
-        special_tokens=specials,
-        errors=check_errors(errors),
-        block_size=block_size,
-    )
-    return _counts_of(segments, source, specials)
+    return _count_data(list(items), source, specials, errors, block_size)
 
 
 def _tasks(
@@ -1117,12 +1110,11 @@ def train(
             prog.close()
     vocab = driver.vocab
     merges = [vocab.parents(t) or (t, t) for t in range(BYTE_TOKENS, len(vocab))]
+    start = 0 if base_tok is None else base_tok.num_merges
+    # A log that only makes each token once, in id order, is the merges list itself.
+    made_once = len(driver.records) == len(merges) - start
     events: list[list[int | str]] | None = None
-    plain_log = all(e.kind == "merge" for e in driver.events) and len(driver.records) == len(
-        vocab
-    ) - (BYTE_TOKENS if base_tok is None else BYTE_TOKENS + base_tok.num_merges)
-    if variant_obj is not None and not plain_log:  # (a log that only merges is the merges)
-        start = 0 if base_tok is None else base_tok.num_merges
+    if not (made_once and all(e.kind == "merge" for e in driver.events)):
         events = [["merge", BYTE_TOKENS + k, a, b] for k, (a, b) in enumerate(merges[:start])]
         events += [[e.kind, e.token, *e.parts] for e in driver.events]
     if len(driver.records) < num_merges and variant_obj is None:
