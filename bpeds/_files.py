@@ -60,7 +60,7 @@ def write_files(
     items = [(Path(p), data) for p, data in files]
     targets = check_targets([p for p, _ in items], overwrite=overwrite)
     for target, (_, data) in zip(targets, items, strict=True):
-        _write_one(target, data, overwrite)
+        _write_one(target, (data,), overwrite)
     return [p for p, _ in items]
 
 
@@ -141,14 +141,17 @@ def _follow(link: Path, st: os.stat_result) -> Path:
     return real
 
 
-def _write_one(p: Path, data: bytes, overwrite: bool) -> None:
+def _write_one(p: Path, chunks: Iterable[bytes], overwrite: bool) -> None:
+    """Write the concatenation of ``chunks`` to a temporary file next to ``p``, sync
+    it, then put it at ``p`` (replacing it only with ``overwrite``)."""
     keep = stat.S_IMODE(p.stat().st_mode) if overwrite and p.exists() else None
     # A new file is created with 0o666, which the kernel cuts by the umask; a file that
     # replaces another is private until it has that file's mode.
     fd, tmp = _create_temp(p, 0o666 if keep is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in chunks:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         if keep is not None:
@@ -201,21 +204,6 @@ def write_stream(path: str | os.PathLike[str], chunks: Iterable[bytes], *, overw
     untouched. Same checks and errors as :func:`write_files`. O(bytes).
     """
     p = Path(path)
-    check_targets([p], overwrite=overwrite)
-    keep = stat.S_IMODE(p.stat().st_mode) if overwrite and p.exists() else None
-    fd, tmp = _create_temp(p, 0o666 if keep is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        if keep is not None:
-            os.chmod(tmp, keep)
-        if overwrite:
-            os.replace(tmp, p)
-        else:
-            _link_no_clobber(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
+    (target,) = check_targets([p], overwrite=overwrite)
+    _write_one(target, chunks, overwrite)
     return p
