@@ -454,7 +454,7 @@ class _TypeRun:
             self._to_lists()
         if self.strings is None:
             if not self.overlapping or self.want_groups:
-                self._merge_recount(a, b, new, out)
+                self.merge_into(a, b, new, out)  # (recounts each changed type)
                 return
             fresh: defaultdict[int, list[int]] = defaultdict(list)
             types = self.index.take((a << PAIR_SHIFT) | b)
@@ -549,59 +549,6 @@ class _TypeRun:
         if hold is not None and self.holders is not None:
             self.holders[new] = hold
 
-    def _merge_recount(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
-        """The general path (non-overlapping counts, per-group counts): recount each
-        changed type before and after. O(length of the types holding the pair)."""
-        pk = (a << PAIR_SHIFT) | b
-        d = out.pairs
-        words, counts, groups = self.words, self.counts, self.groups
-        counting = self.counting
-        want_groups = self.want_groups
-        ngroups = self.num_groups
-        add = self.index.add
-        types = self.index.raw(pk)
-        self.index.discard(pk)
-        if self.holders is not None:
-            self.holders[new] = list(types)
-        for t in types:
-            w = words[t]
-            res: list[int] = []
-            n = len(w)
-            i = 0
-            sites = 0
-            while i < n:
-                x = w[i]
-                if x == a and i + 1 < n and w[i + 1] == b:
-                    sites += 1
-                    res.append(new)
-                    i += 2
-                else:
-                    res.append(x)
-                    i += 1
-            if not sites:
-                continue
-            words[t] = res
-            c = counts[t]
-            before = count_pairs(w, counting)
-            after = count_pairs(res, counting)
-            for k, v in before.items():
-                d[k] = d.get(k, 0) - v * c
-            for k, v in after.items():
-                d[k] = d.get(k, 0) + v * c
-                if (k >> PAIR_SHIFT) == new or (k & PAIR_MASK) == new:
-                    add(k, t)
-            out.sites += sites * c
-            if want_groups:
-                g = groups[t]
-                out.group_sites[g] += sites * c
-                gd = out.group_pairs
-                for sign, table in ((1, after), (-1, before)):
-                    for k, v in table.items():
-                        row = gd.get(k)
-                        if row is None:
-                            row = gd[k] = [0] * ngroups
-                        row[g] += sign * v * c
-
     def split(self, token: int, parts: tuple[int, ...], out: MergeDeltas) -> None:
         """Replace every occurrence of ``token`` by ``parts``, in every type, and
         report the count changes (``out.pairs``; ``out.sites``: the occurrences,
@@ -680,13 +627,14 @@ class _TypeRun:
         words = self.words
         add_index = self.index.add
         width = len(find)
+        head, rest = find[0], list(find[1:])
         for t in dict.fromkeys(types):
             ids = words[t]
             out_ids: list[int] = []
             occ = 0
             i, n = 0, len(ids)
             while i < n:
-                if ids[i] == find[0] and tuple(ids[i : i + width]) == find:
+                if ids[i] == head and ids[i + 1 : i + width] == rest:
                     out_ids.extend(repl)
                     occ += 1
                     i += width
