@@ -35,6 +35,7 @@ import heapq
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from typing import Any, Literal, Protocol
 
 import regex
@@ -232,48 +233,25 @@ class Encoder:
         )
         self._cache: dict[str, list[int]] = {}
         self._regexes: dict[frozenset[str], regex.Pattern[str]] = {}
-        #: Encodes one piece's bytes when the tokenizer's rule is not rank-merging (a
-        #: loop variant's event log: see bpeds.replay); None: :func:`bpe` by rank.
-        self._piece = piece
+        #: Encodes one piece's bytes: :func:`bpe` by rank, or the tokenizer's own rule
+        #: when it is not rank merging (a loop variant's event log: see bpeds.replay).
+        self._piece: Callable[[bytes], list[int]] = (
+            partial(bpe, ranks=ranks) if piece is None else piece
+        )
 
     # -- encoding -------------------------------------------------------------------------
 
     def _ordinary(self, text: str) -> list[int]:
-        ranks = self.ranks
+        encode = self._piece
         findall = self._findall
-        custom = self._piece
-        if custom is not None:
-            if findall is None:
-                return custom(text.encode("utf-8"))
-            return self._custom(text, findall, custom)
         if findall is None:
-            return bpe(text.encode("utf-8"), ranks)
+            return encode(text.encode("utf-8"))
         cache = self._cache
         out: list[int] = []
         for piece in findall(text):
             ids = cache.get(piece)
             if ids is None:
-                ids = bpe(piece.encode("utf-8"), ranks)
-                if len(piece) <= CACHE_MAX_PIECE:
-                    if len(cache) >= CACHE_SIZE:
-                        cache.clear()
-                    cache[piece] = ids
-            out += ids
-        return out
-
-    def _custom(
-        self,
-        text: str,
-        findall: Callable[[str], list[str]],
-        custom: Callable[[bytes], list[int]],
-    ) -> list[int]:
-        """:meth:`_ordinary` with a custom piece encoder (the same piece cache)."""
-        cache = self._cache
-        out: list[int] = []
-        for piece in findall(text):
-            ids = cache.get(piece)
-            if ids is None:
-                ids = custom(piece.encode("utf-8"))
+                ids = encode(piece.encode("utf-8"))
                 if len(piece) <= CACHE_MAX_PIECE:
                     if len(cache) >= CACHE_SIZE:
                         cache.clear()
