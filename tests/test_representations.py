@@ -96,6 +96,75 @@ def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int)
             assert counts == truth
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    items=st.lists(st.tuples(chunk.filter(bool), st.integers(0, 2)), min_size=1, max_size=8),
+    merges=st.integers(1, 25),
+)
+def test_reported_group_changes_are_the_true_changes(
+    items: list[tuple[bytes, int]], merges: int
+) -> None:
+    """Per group, after every merge (one ``MergeDeltas`` reused, as the driver does):
+    the pair counts and the tokens equal a recount."""
+    chunks = [c for c, _ in items]
+    groups = [g for _, g in items]
+    size = max(groups) + 1
+    for corpus in (
+        TypeCorpus(chunks, groups),
+        SequenceCorpus(chunks, groups),
+        SequenceCorpus(chunks, groups, structure="indexed_list"),
+    ):
+        vocab = Vocab()
+        run: Any = corpus.start("overlapping", True, vocab.length)
+        init = run.initial()
+        counts = dict(init.pairs)
+        gcounts = {k: list(row) for k, row in init.group_pairs.items()}
+        gtokens = list(init.group_tokens)
+        out = MergeDeltas(size)
+        for _ in range(merges):
+            if not counts:
+                break
+            pk = max(counts, key=lambda k: (counts[k], -k))
+            a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
+            new = vocab.add(a, b)
+            out.reset()
+            run.merge(a, b, new, out)
+            for k, v in out.net(a, b, new).items():
+                counts[k] = counts.get(k, 0) + v
+            counts.pop(pk, None)
+            counts = {k: c for k, c in counts.items() if c}
+            for k, row in out.group_pairs.items():
+                cur = gcounts.setdefault(k, [0] * size)
+                for g, v in enumerate(row):
+                    cur[g] += v
+            gcounts.pop(pk, None)  # (the merged pair occurs nowhere now)
+            gcounts = {k: row for k, row in gcounts.items() if any(row)}
+            for g, v in enumerate(out.group_sites):
+                gtokens[g] -= v
+            want_pairs, want_tokens = brute_force_group_counts(chunks, groups, vocab)
+            assert (gcounts, gtokens) == (want_pairs, want_tokens), type(corpus).__name__
+
+
+def brute_force_group_counts(
+    chunks: list[bytes], groups: list[int], vocab: Vocab
+) -> tuple[dict[int, list[int]], list[int]]:
+    """Per-group pair counts and tokens of ``chunks`` encoded with the vocabulary."""
+    from bpeds.corpus import count_pairs
+    from bpeds.testing.oracle import apply_merge
+
+    seqs = [list(c) for c in chunks]
+    for new, (a, b) in enumerate(vocab.merges(), 256):
+        seqs = [apply_merge(c, a, b, new) for c in seqs]
+    pairs: dict[int, list[int]] = {}
+    size = max(groups) + 1
+    tokens = [0] * size
+    for seq, g in zip(seqs, groups, strict=True):
+        tokens[g] += len(seq)
+        for k, v in count_pairs(seq).items():
+            pairs.setdefault(k, [0] * size)[g] += v
+    return pairs, tokens
+
+
 def brute_force_counts(corpus: Any, vocab: Vocab) -> dict[int, int]:
     """Pair counts of the corpus encoded with the vocabulary's merges, recounted."""
     from bpeds.corpus import count_pairs

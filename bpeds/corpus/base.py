@@ -170,6 +170,7 @@ class MergeDeltas:
         self.sites = 0
         if self.group_pairs:
             self.group_pairs = {}
+        if any(self.group_sites):  # (sites without a neighbour change no pair)
             self.group_sites = [0] * len(self.group_sites)
         if self.first_positions:
             self.first_positions = {}

@@ -380,9 +380,9 @@ class _TypeRun:
                 for x, n in Counter(chunk).items():
                     uni[ord(x) if isinstance(x, str) else x] += n * c
         gpairs: dict[int, list[int]] = {}
-        if self.overlapping and not self.want_groups:
+        if self.overlapping:
             # Each pair's types, one entry per occurrence ("aaa" lists its type twice
-            # for "aa"); its count is the sum of those types' counts.
+            # for "aa"); its count is the sum of those types' counts (per group too).
             strings = self.strings = (
                 list(self.chunks)  # type: ignore[arg-type]
                 if self.tokens
@@ -398,6 +398,9 @@ class _TypeRun:
                 (ord(k[0]) << PAIR_SHIFT) | ord(k[1]): sum(map(wcount, ts))
                 for k, ts in first.items()
             }
+            if self.want_groups:
+                for k, ts in first.items():
+                    gpairs[(ord(k[0]) << PAIR_SHIFT) | ord(k[1])] = self._group_row(ts)
             return Initial(pairs, dict(uni), gpairs, gtokens)
         if self.tokens:
             self.words.extend([[ord(x) for x in str(c)] for c in self.chunks])
@@ -421,6 +424,45 @@ class _TypeRun:
         for k, ts in where.items():
             load(k, ts)
         return Initial(dict(acc), dict(uni), gpairs, gtokens)
+
+    def _group_row(self, ts: list[int]) -> list[int]:
+        """Per group, the summed counts of the listed types (an entry per occurrence)."""
+        row = [0] * self.num_groups
+        groups, counts = self.groups, self.counts
+        for t in ts:
+            row[groups[t]] += counts[t]
+        return row
+
+    def _group_changes(
+        self,
+        out: MergeDeltas,
+        rights: dict[str, list[int]],
+        lefts: dict[str, list[int]],
+        a: int,
+        b: int,
+        new: int,
+    ) -> None:
+        """Per-group changes of a strings merge: each neighbour's types moved their
+        counts from ``(b, z)`` to ``(new, z)`` and from ``(z, a)`` to ``(z, new)``.
+        O(entries of the neighbour lists)."""
+        gp = out.group_pairs
+        size = self.num_groups
+
+        def move(key: int, row: list[int], sign: int) -> None:
+            cur = gp.get(key)
+            if cur is None:
+                cur = gp[key] = [0] * size
+            for g, v in enumerate(row):
+                cur[g] += sign * v
+
+        for z, ts in rights.items():
+            row = self._group_row(ts)
+            move((new << PAIR_SHIFT) | ord(z), row, 1)
+            move((b << PAIR_SHIFT) | ord(z), row, -1)
+        for z, ts in lefts.items():
+            row = self._group_row(ts)
+            move((ord(z) << PAIR_SHIFT) | new, row, 1)
+            move((ord(z) << PAIR_SHIFT) | a, row, -1)  # ((new, a): born above, taken back)
 
     def _to_lists(self) -> None:
         """Leave the strings representation (an id will not fit a character). O(total)."""
@@ -474,6 +516,8 @@ class _TypeRun:
         count_sites = self.count_sites
         singles: list[int] = []  # types with one site (when sites are counted)
         multi = 0  # weighted sites of the others
+        gsites = out.group_sites if self.want_groups else None
+        groups = self.groups
         hold: list[int] | None = None if self.holders is None else []
         last_t = -1
         for t in where.pop(k, ()):
@@ -492,10 +536,14 @@ class _TypeRun:
                     rights[tail[0]].append(t)
                 if count_sites:
                     singles.append(t)
+                if gsites is not None:
+                    gsites[groups[t]] += self.counts[t]
                 if hold is not None:
                     hold.append(t)
                 continue
             merged = words[t] = w.replace(k, n)
+            if gsites is not None:
+                gsites[groups[t]] += self.counts[t] * (len(w) - len(merged))
             if hold is not None:
                 hold.append(t)
             if count_sites:
@@ -510,6 +558,8 @@ class _TypeRun:
                     rights[w[i + 2]].append(t)
                 end = i + 2
                 i = w.find(k, end)
+        if gsites is not None:
+            self._group_changes(out, rights, lefts, a, b, new)
         wcount = self.counts.__getitem__
         born, lost, counts = out.born, out.lost, out.counts
         hi, lo = new << PAIR_SHIFT, b << PAIR_SHIFT
@@ -560,6 +610,8 @@ class _TypeRun:
         holders = self.holders
         if holders is None:
             raise ValueError("split needs the run's token holders: call start_holders() first")
+        if self.strings is not None and self.want_groups:
+            self._to_lists()  # (the strings rewrite keeps no per-group counts)
         self._rewrite(holders.pop(token, []), (token,), parts, out)
 
     def merge_into(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
@@ -567,8 +619,8 @@ class _TypeRun:
         another pair, or one removed and made again): every non-overlapping
         ``(a, b)``, left to right, becomes ``new``; changes as :meth:`split` reports
         them (``out.sites``: the sites). O(length of the types holding the pair)."""
-        if self.strings is not None and new >= CHAR_IDS:
-            self._to_lists()
+        if self.strings is not None and (new >= CHAR_IDS or self.want_groups):
+            self._to_lists()  # (the strings rewrite keeps no per-group counts)
         if self.strings is not None:
             types = self.where.pop(chr(a) + chr(b), [])
         else:
