@@ -366,15 +366,15 @@ class MergeDriver:
                 pairs_of.forget(pk)
             return True
 
-        if not on_heap:
-            factory = self.multiset or _default_multiset
-            select = MultisetBounds(
-                factory(tie=None if dynamic else tie.heap_tie(vocab)), current, start
-            )
-        else:
-            select = BoundHeap(
+        def make_select(items: Iterable[tuple[int, Any]]) -> BoundHeap | MultisetBounds:
+            if not on_heap:
+                factory = self.multiset or _default_multiset
+                return MultisetBounds(
+                    factory(tie=None if dynamic else tie.heap_tie(vocab)), current, items
+                )
+            return BoundHeap(
                 current,
-                start,
+                items,
                 integer=integer,
                 rank=None if dynamic else tie.heap_tie(vocab),
                 source=lambda: new_bounds(counts),
@@ -382,8 +382,37 @@ class MergeDriver:
                 guard=guard if rise is not None else None,
                 gap=1 if integer else 0,
             )
+
+        # A score with views: one selection structure per view, built when first selected.
+        views = depends is Dependency.GLOBAL and declared(score, "views")
+        view = stats.view = score.view(now) if views else None
+        select = make_select(start)
+        heaps = {view: select}
         bounds = select.bounds if isinstance(select, BoundHeap) else None
         bounds_get = bounds.get if bounds is not None else select.bound_of
+
+        def switch(v: int | None) -> None:
+            """Score in view ``v`` and push to its structure (built from every pair's
+            exact priority the first time)."""
+            nonlocal select, bounds, bounds_get
+            stats.view = v
+            select = heaps.get(v) or heaps.setdefault(
+                v, make_select(((k, bound(k, c)) for k, c in counts.items()))
+            )
+            bounds = select.bounds if isinstance(select, BoundHeap) else None
+            bounds_get = bounds.get if bounds is not None else select.bound_of
+
+        def rescore_all(pairs: list[int]) -> None:
+            """Re-score ``pairs`` in every view built, ending in the selected one."""
+            if not views:
+                rescore(pairs)
+                return
+            for v in [v for v in heaps if v != view]:
+                switch(v)
+                rescore(pairs)
+            switch(view)
+            rescore(pairs)
+
         inline = kernel is not None and not dynamic and not fixed_rule
         sleeper = pairs_of.sleeper if pairs_of is not None else {}
         if pairs_of is not None:  # (a pair below min_count never reaches it again)
@@ -477,7 +506,7 @@ class MergeDriver:
 
         def remove(t: int) -> tuple[int, ...]:
             """Split ``t`` into its present parts everywhere; re-score what rose."""
-            nonlocal now
+            nonlocal now, view
             parts = tuple(_present_parts(vocab, t, removed))
             out.reset()
             assert split is not None  # (checked above, for variants that remove)
@@ -513,7 +542,9 @@ class MergeDriver:
                 if pairs_of is not None:
                     pairs_of.wake_all()
                     pairs_of.add(pk for pk, c in born.items() if c >= min_count)
-                rescore(list(counts))
+                if views:
+                    view = score.view(now)
+                rescore_all(list(counts))
             return parts
 
         loop._remove = remove
@@ -586,6 +617,7 @@ class MergeDriver:
                     uni[new] += sites
             if want_groups:
                 apply_groups(out)
+                gcounts.pop(k, None)
             if want_parts:
                 # born and lost move counts between pairs: only the others change the sum.
                 now = Totals(
@@ -600,6 +632,17 @@ class MergeDriver:
             # 4. re-score what can have risen; push the new bounds
             if born_only:
                 select.extend(new_bounds(born))
+            elif views:  # new pairs and group rises, in every view; then select in now's
+                # (a pair that rose in one group and fell by as much in another is not
+                # born: the shipped representations never report one, the seam allows it)
+                rising = list(born)
+                rising += (
+                    pk
+                    for pk, row in out.group_pairs.items()
+                    if pk not in born and any(d > 0 for d in row)
+                )
+                view = score.view(now)
+                rescore_all(rising)
             elif depends is Dependency.GLOBAL and score.totals_can_raise(before, now):
                 if pairs_of is not None:
                     pairs_of.add(pk for pk, c in born.items() if c >= min_count)

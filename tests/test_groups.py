@@ -30,7 +30,11 @@ NUMBERS = " ".join(str(k * k * 7919 % 100000) for k in range(150))
 
 
 def oracle_pairs(
-    groups: dict[str, list[str]], num_merges: int, score: Score | str, tie: str = "smallest_ids"
+    groups: dict[str, list[str]],
+    num_merges: int,
+    score: Score | str,
+    tie: str = "smallest_ids",
+    counting: str = "overlapping",
 ) -> list[tuple[int, int]]:
     """The brute-force oracle's merges on the pieces ``train`` makes of ``groups``."""
     chunks: list[bytes] = []
@@ -41,7 +45,10 @@ def oracle_pairs(
             chunks += pieces
             labels += [g] * len(pieces)
     return [
-        r.pair for r in brute_force_merges(chunks, num_merges, groups=labels, score=score, tie=tie)
+        r.pair
+        for r in brute_force_merges(
+            chunks, num_merges, groups=labels, score=score, tie=tie, counting=counting
+        )
     ]
 
 
@@ -209,3 +216,87 @@ def test_tokenizer_train_takes_groups() -> None:
 def test_io_refuses_a_mapping() -> None:
     with pytest.raises(TypeError, match=r"a mapping \{group name: data\} is a set of groups"):
         list(iter_units({"en": "text"}))
+
+
+class RichestGroup(Score):
+    """A user's score with views: serve the group holding the most tokens (its pair
+    counts there first, then the overall count). The oracle leaves ``stats.view``
+    unset, so the score picks its view itself, as any caller may."""
+
+    name = "richest_group"
+    depends = Dependency.GLOBAL
+    needs_groups = True
+    integer = True
+    views = True
+    count_fall_raises = False
+    unigram_fall_raises = False
+
+    def view(self, totals: Any) -> int:
+        tokens = totals.group_tokens
+        return max(range(len(tokens)), key=lambda g: (tokens[g], -g))
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> int:
+        g = stats.view if stats.view is not None else self.view(stats.totals())
+        return (stats.group_count(left, right, g) << 32) + count
+
+
+@pytest.mark.parametrize(
+    ("representation", "counting"),
+    [("type", "overlapping"), ("type", "non_overlapping"), ("sequence", "overlapping")],
+)
+@given(
+    st.lists(
+        st.lists(st.text(alphabet="ab cd", max_size=16), min_size=1, max_size=3),
+        min_size=2,
+        max_size=4,
+    )
+)
+def test_a_users_score_with_views_equals_the_oracle(
+    representation: str, counting: str, texts: list[list[str]]
+) -> None:
+    # (with non-overlapping counts an old pair can rise in one group and fall in
+    # another by as much: its total stays, and every view must still see the rise)
+    groups = {f"g{i}": t for i, t in enumerate(texts)}
+    want = oracle_pairs(groups, 15, RichestGroup(), counting=counting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # groups may be empty, runs may stop early
+        got = train(
+            groups,
+            256 + 15,
+            pattern="gpt2",
+            score=RichestGroup(),
+            representation=representation,
+            counting=counting,
+        )
+    assert got.merges == want
+
+
+def test_views_switch_between_structures_and_each_stays_exact() -> None:
+    """Four groups of one mix: the worst-compressed group changes often, so the run
+    selects from every group's structure, many times each; through a user multiset too."""
+    from bpeds.structures import Heapy
+
+    data = {f"g{i}": SWIFT[i * 1500 : (i + 1) * 1500] for i in range(4)}
+    want = oracle_pairs({k: [v] for k, v in data.items()}, 60, GroupFrequency())
+    assert train(data, 256 + 60, pattern="gpt2", score="group_frequency").merges == want
+    with_heapy = train(
+        data, 256 + 60, pattern="gpt2", score="group_frequency", multiset=lambda tie: Heapy(tie=tie)
+    )
+    assert with_heapy.merges == want
+    # The worst group did change: a plain frequency run differs.
+    assert train(data, 256 + 60, pattern="gpt2").merges != want
+
+
+def test_a_score_that_overrides_group_frequencys_formula_does_not_inherit_views() -> None:
+    class Doubled(GroupFrequency):
+        def score(self, count: int, left: int, right: int, stats: Stats) -> Any:
+            base = super().score(count, left, right, stats)
+            return None if base is None else 2 * base
+
+    from bpeds.scoring.base import declared
+
+    assert declared(GroupFrequency(), "views") is True
+    assert declared(Doubled(), "views") is False
+    data = {"a": SWIFT[:1200], "b": SWIFT[1200:2400]}
+    want = oracle_pairs({k: [v] for k, v in data.items()}, 30, Doubled())
+    assert train(data, 256 + 30, pattern="gpt2", score=Doubled()).merges == want

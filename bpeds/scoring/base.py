@@ -118,6 +118,7 @@ class Stats:
         "length",
         "token_bytes",
         "unigram",
+        "view",
     )
 
     def __init__(
@@ -144,6 +145,7 @@ class Stats:
         self._totals_fn = totals
         self._group_counts = group_counts
         self._pair_key = pair_key
+        self.view: int | None = None
 
     def totals(self) -> Totals:
         """Corpus totals now (``GLOBAL`` only)."""
@@ -197,6 +199,16 @@ class Score:
     #: pair containing it? If True every pair of the two merged tokens is re-scored
     #: after their merge; if False (the score falls or stays), none is.
     unigram_fall_raises: bool = True
+    #: (``GLOBAL``) The score depends on the totals only through a *view* chosen from
+    #: them by :meth:`view` (one of a few: GroupFrequency's is the worst-compressed
+    #: group), and scores in ``stats.view`` when it is set. The driver then keeps one
+    #: selection structure per view and switches between them instead of re-scoring
+    #: every pair when the totals move; within a view the other declarations apply.
+    views: bool = False
+
+    def view(self, totals: Totals) -> int:
+        """(``views``) The view ``totals`` select: an int, one of a few. O(groups)."""
+        raise NotImplementedError
 
     def unigram_bound(self) -> Callable[[float, int, int, int], float] | None:
         """(``PARTS``) How far a fall of one token's count can raise a pair's score.
@@ -252,13 +264,13 @@ class Score:
 
 #: Declarations that stand in for the formula (or for its type): a subclass that
 #: overrides :meth:`Score.score` without declaring them again does not inherit them.
-_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_bound")
+_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_bound", "views")
 
 
 def declared(score: Score, name: str) -> Any:
     """A score's declaration ``name``, as the driver may rely on it.
 
-    ``is_count``, ``integer``, ``numeric``, ``kernel`` and ``unigram_bound`` (the
+    ``is_count``, ``integer``, ``numeric``, ``views``, ``kernel`` and ``unigram_bound`` (the
     last two called: their results are returned) describe the formula
     itself, so they hold only if declared by the class that defines ``score``
     or a subclass of it; a subclass that overrides ``score`` gets the safe

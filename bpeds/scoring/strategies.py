@@ -248,26 +248,55 @@ class GroupFrequency(Score):
 
     Counts are kept per group (language); each step serves the group that is
     compressed worst so far (most tokens per byte of its text) with the pair
-    most frequent *in that group*. Score: ``(count in the worst group, count)``,
-    so when the worst group has no pair left the overall count decides.
-    ``GLOBAL`` class with ``needs_groups``: untouched scores change only when
-    the worst group changes, and then everything is re-scored.
+    most frequent *in that group*, and when that group has no pair left the
+    overall count decides. The priority is the int ``g * 2**48 + count``, with
+    ``g`` the count in the worst group: ordered as the pair ``(g, count)`` (counts
+    must stay below ``2**48``; a larger one raises ``ValueError``).
+
+    ``GLOBAL`` class with ``needs_groups``, and it declares ``views``: the totals
+    matter only through which group is worst (:meth:`view`), so the driver keeps
+    one heap per group rather than re-scoring every pair when the worst group
+    changes. Within a view the priority falls when the pair's counts fall
+    (``count_fall_raises = False``) and reads no unigram counts.
+
+    >>> from bpeds.scoring.base import Dependency, Stats, Totals
+    >>> groups = {5: [3, 1]}  # pair key 5: 3 times in group 0, once in group 1
+    >>> stats = Stats(Dependency.GLOBAL, len, None, lambda: Totals(10, 9, (4, 6), (4, 12)),
+    ...               groups, lambda left, right: 5)
+    >>> s = GroupFrequency()
+    >>> s.view(stats.totals())  # group 0: 4 tokens for 4 bytes, group 1: 6 for 12
+    0
+    >>> divmod(s.score(4, 1, 2, stats), 2**48)
+    (3, 4)
     """
 
     name = "group_frequency"
     depends = Dependency.GLOBAL
     needs_groups = True
+    integer = True
+    numeric = True
+    views = True
+    count_fall_raises = False  # both parts of the priority fall with the pair's counts
+    unigram_fall_raises = False  # reads no unigram counts
 
-    def __init__(self) -> None:
-        self._group = -1
-
-    def begin_step(self, stats: Stats) -> None:
-        self._group = worst_group(stats.totals())
+    def view(self, totals: Totals) -> int:
+        """The worst-compressed group (-1: no group has text)."""
+        return worst_group(totals)
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
-        g = self._group
+        g = stats.view
+        if g is None:
+            g = worst_group(stats.totals())
+        if count >= _GROUP_SHIFT_LIMIT:
+            raise ValueError(
+                f"group_frequency packs counts into 48 bits; a pair counted {count} times "
+                "is too many (train on less text per group)"
+            )
         in_group = stats.group_count(left, right, g) if g >= 0 else 0
-        return (in_group, count)
+        return (in_group << 48) + count
 
     def totals_can_raise(self, before: Totals, after: Totals) -> bool:
         return worst_group(before) != worst_group(after)
+
+
+_GROUP_SHIFT_LIMIT = 1 << 48
