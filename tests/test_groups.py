@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bpeds.corpus import Counting
 from bpeds.io import InvalidTextError, iter_units
 from bpeds.pretokenize import PATTERNS, split
 from bpeds.scoring import Dependency, GroupFrequency, Score, Stats
@@ -34,7 +35,7 @@ def oracle_pairs(
     num_merges: int,
     score: Score | str,
     tie: str = "smallest_ids",
-    counting: str = "overlapping",
+    counting: Counting = "overlapping",
 ) -> list[tuple[int, int]]:
     """The brute-force oracle's merges on the pieces ``train`` makes of ``groups``."""
     chunks: list[bytes] = []
@@ -252,7 +253,7 @@ class RichestGroup(Score):
     )
 )
 def test_a_users_score_with_views_equals_the_oracle(
-    representation: str, counting: str, texts: list[list[str]]
+    representation: str, counting: Counting, texts: list[list[str]]
 ) -> None:
     # (with non-overlapping counts an old pair can rise in one group and fall in
     # another by as much: its total stays, and every view must still see the rise)
