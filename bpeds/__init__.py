@@ -6,7 +6,8 @@ The layers, each usable on its own:
 - :mod:`bpeds.driver` with :mod:`bpeds.scoring` and :mod:`bpeds.corpus`: the generic,
   exact merge driver (score, tie rule, corpus representation and heap are plug-ins).
 - :class:`Tokenizer` and :func:`train`: a byte-level BPE tokenizer on top (encode and
-  decode with tiktoken's semantics, save/load, other tools' formats in :mod:`bpeds.formats`).
+  decode with tiktoken's semantics, save/load, other tools' formats in
+  :mod:`bpeds.tokenizer.formats`); its modules are the package :mod:`bpeds.tokenizer`.
 - :mod:`bpeds.testing`: reference models, state machines and a brute-force oracle.
 - :func:`compare` (:mod:`bpeds.comparison`): train several configurations on the same data and
   measure them on held-out text (tables, plots, a report).
@@ -23,14 +24,14 @@ from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionErr
 
 if TYPE_CHECKING:
     from bpeds.comparison import Comparison, compare
-    from bpeds.counts import Counts, CountsFormatError
     from bpeds.driver import MergeDriver, MergeRecord, train_merges
-    from bpeds.encoder import SpecialTokenError, UnknownTokenError
-    from bpeds.formats import FormatError
-    from bpeds.io import InvalidTextError
-    from bpeds.persist import ModelFormatError
     from bpeds.tokenizer import Tokenizer, TokenizerError
-    from bpeds.training import count, train
+    from bpeds.tokenizer.counts import Counts, CountsFormatError
+    from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
+    from bpeds.tokenizer.formats import FormatError
+    from bpeds.tokenizer.io import InvalidTextError
+    from bpeds.tokenizer.persist import ModelFormatError
+    from bpeds.tokenizer.training import count, train
 
 __version__ = "0.1.0"
 
@@ -38,19 +39,19 @@ __version__ = "0.1.0"
 _LAZY = {
     "Comparison": "bpeds.comparison",
     "compare": "bpeds.comparison",
-    "Counts": "bpeds.counts",
-    "CountsFormatError": "bpeds.counts",
-    "count": "bpeds.training",
-    "FormatError": "bpeds.formats",
-    "InvalidTextError": "bpeds.io",
+    "Counts": "bpeds.tokenizer.counts",
+    "CountsFormatError": "bpeds.tokenizer.counts",
+    "count": "bpeds.tokenizer.training",
+    "FormatError": "bpeds.tokenizer.formats",
+    "InvalidTextError": "bpeds.tokenizer.io",
     "MergeDriver": "bpeds.driver",
     "MergeRecord": "bpeds.driver",
-    "ModelFormatError": "bpeds.persist",
-    "SpecialTokenError": "bpeds.encoder",
-    "Tokenizer": "bpeds.tokenizer",
+    "ModelFormatError": "bpeds.tokenizer.persist",
+    "SpecialTokenError": "bpeds.tokenizer.encoder",
+    "Tokenizer": "bpeds.tokenizer.core",
     "TokenizerError": "bpeds.tokenizer",
-    "UnknownTokenError": "bpeds.encoder",
-    "train": "bpeds.training",
+    "UnknownTokenError": "bpeds.tokenizer.encoder",
+    "train": "bpeds.tokenizer.training",
     "train_merges": "bpeds.driver",
 }
 
