@@ -18,9 +18,13 @@ error types; every other name here is imported the first time it is used
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING
 
+from bpeds import _aliases
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
+
+_aliases.install()  # the tokenizer layer's former module paths (bpeds.training, ...)
 
 if TYPE_CHECKING:
     from bpeds.comparison import Comparison, compare
@@ -87,6 +91,10 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
+    moved = _aliases.MOVED.get(f"{__name__}.{name}")
+    if moved is not None:  # a former path, such as bpeds.training (see bpeds._aliases)
+        warnings.warn(_aliases.message(f"{__name__}.{name}"), DeprecationWarning, stacklevel=2)
+        return importlib.import_module(moved)
     if not name.startswith("_"):
         try:
             return importlib.import_module(f"{__name__}.{name}")
