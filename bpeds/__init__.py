@@ -53,7 +53,7 @@ _LAZY = {
     "ModelFormatError": "bpeds.tokenizer.persist",
     "SpecialTokenError": "bpeds.tokenizer.encoder",
     "Tokenizer": "bpeds.tokenizer.core",
-    "TokenizerError": "bpeds.tokenizer",
+    "TokenizerError": "bpeds.errors",
     "UnknownTokenError": "bpeds.tokenizer.encoder",
     "train": "bpeds.tokenizer.training",
     "train_merges": "bpeds.driver",

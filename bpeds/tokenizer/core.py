@@ -546,12 +546,11 @@ class Tokenizer:
         return self.
 
         The single upward import of this module: training builds tokenizers, so
-        :mod:`bpeds.tokenizer.training` sits above :mod:`bpeds.tokenizer` and is imported
+        :mod:`bpeds.tokenizer.training` sits above this module and is imported
         here, when a tokenizer is retrained in place, not when this module loads.
         """
-        from bpeds.tokenizer.training import (
-            train,  # the single upward edge (see the module docstring)
-        )
+        # The single upward edge (see the module docstring).
+        from bpeds.tokenizer.training import train
 
         self._replace(train(data, vocab_size, **options))
         return self

@@ -24,7 +24,7 @@ tiktoken does (a surrogate *pair* written as two code points becomes the one
 character it encodes); this is the only case where ``decode(encode(x)) != x``.
 
 Not handled here: training, files, the tokenizer's validation. This module
-sits below :mod:`bpeds.tokenizer` and knows nothing of it: ``encode_batch``
+sits below :mod:`bpeds.tokenizer.core` and knows nothing of it: ``encode_batch``
 takes any picklable object with ``encode``/``encode_ordinary`` methods.
 """
 
