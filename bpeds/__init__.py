@@ -13,8 +13,9 @@ The layers, each usable on its own:
   measure them on held-out text (tables, plots, a report).
 
 Importing ``bpeds`` (or one layer, such as ``bpeds.structures``) loads only the
-error types; every other name here is imported the first time it is used
-(PEP 562), so the structures alone never pull in the tokenizer.
+error types and the table of the tokenizer layer's former module paths
+(:mod:`bpeds._aliases`); every other name here is imported the first time it is
+used (PEP 562), so the structures alone never pull in the tokenizer.
 """
 
 import importlib
