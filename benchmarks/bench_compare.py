@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bpeds.comparison import _count, _evaluate, _read_heldout, _Reading
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 
 
 def main() -> int:

@@ -2,9 +2,9 @@
 
 Every measurement is a fresh child process (``_common.run_child``), the configurations
 alternating round by round; the table shows medians. What is timed is the count itself
-(``bpeds.count`` or ``bpeds.training.count_to_file``), not interpreter start-up or starting
-the cluster (reported apart). Peak RSS is the counting process's own (``VmHWM``); for Dask the
-largest peak among the worker processes is reported in its own column.
+(``bpeds.count`` or ``bpeds.tokenizer.training.count_to_file``), not interpreter start-up
+or starting the cluster (reported apart). Peak RSS is the counting process's own
+(``VmHWM``); for Dask the largest peak among the worker processes is reported in its own column.
 
     .venv/bin/python benchmarks/bench_counting.py                 # 3 rounds, 8 files, ~13 MB
     .venv/bin/python benchmarks/bench_counting.py --files 16 --repeat 5
@@ -55,7 +55,7 @@ def make_corpus(folder: Path, files: int, copies: int, unique: int) -> list[Path
 
 def job(config: str, paths: list[Path], out: Path) -> dict[str, object]:
     import bpeds
-    from bpeds.training import count_to_file
+    from bpeds.tokenizer.training import count_to_file
 
     report: dict[str, object] = {}
     if config.startswith("dask"):

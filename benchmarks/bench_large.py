@@ -3,7 +3,7 @@
 Every step is a fresh child process (``_common.run_child``), one after the other, so that
 each peak RSS is that process's own (``VmHWM``) and no step shares the cores with another:
 
-- ``count``: ``bpeds.training.count_to_file(corpus, counts, max_memory=BUDGET)`` with
+- ``count``: ``bpeds.tokenizer.training.count_to_file(corpus, counts, max_memory=BUDGET)`` with
   ``workers`` counting processes (default: the cores available); the counting process's
   peak RSS and, separately, the largest peak among its worker processes;
 - ``train``: ``bpeds.train(Counts.load(counts), VOCAB)`` (the merge phase, one process,
@@ -105,7 +105,7 @@ def _tokens(merges: list[tuple[int, int]]) -> list[bytes]:
 
 def _count_spills() -> list[int]:
     """Wrap ``SpillCounter._spill`` to count the runs written; returns the one-item counter."""
-    from bpeds.counts import SpillCounter
+    from bpeds.tokenizer.counts import SpillCounter
 
     spills = [0]
     spill = SpillCounter._spill
@@ -154,7 +154,7 @@ def job(step: str, opts: dict[str, Any]) -> dict[str, Any]:
     report: dict[str, Any] = {}
     if step in ("count", "unbounded", "count-small"):
         import bpeds
-        from bpeds.training import count_to_file
+        from bpeds.tokenizer.training import count_to_file
 
         spills = _count_spills()
         timer = ChildTimer()

@@ -43,7 +43,7 @@ def job(impl: str, folder: Path, vocab: int) -> dict[str, object]:
         from jobs import exact_pieces
 
         pieces = exact_pieces(text_path.read_text(encoding="utf-8"))
-        from bpeds.pretokenize import GPT4_PATTERN
+        from bpeds.tokenizer.pretokenize import GPT4_PATTERN
 
         if impl.startswith("rustbpe"):
             import rustbpe

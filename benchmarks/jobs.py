@@ -19,7 +19,7 @@ Jobs (``spec["job"]``):
   progress object), ``rustbpe``, ``hf`` (``tokenizers`` BpeTrainer, byte
   level) or ``bpeasy``. The peers get the file's text in pieces cut only where
   cutting cannot change a GPT-2/GPT-4 split (after a newline between two
-  non-space characters, the rule :mod:`bpeds.io` uses), so that the
+  non-space characters, the rule :mod:`bpeds.tokenizer.io` uses), so that the
   multi-threaded ones can use both cores and every implementation splits the
   same pre-tokens. With ``heldout``, the trained bpeds tokenizer then encodes
   that file (untimed) and the job reports bytes per token; with ``save``, it
@@ -38,8 +38,8 @@ Jobs (``spec["job"]``):
   ``encode_batch``, its own thread pool). Only the encoding call is timed; the
   tokenizer is built and warmed first.
 - ``split``: read, split and count a file as :func:`bpeds.train` does before
-  merging (``bpeds.io.iter_segments`` on the ``Path``, then
-  ``bpeds.training.count_pieces``, one process), GPT pattern ``pattern``;
+  merging (``bpeds.tokenizer.io.iter_segments`` on the ``Path``, then
+  ``bpeds.tokenizer.training.count_pieces``, one process), GPT pattern ``pattern``;
   reports a digest of the counts in their (first-appearance) order.
 - ``driver``: the lower layers for ablations: ``count_pieces`` then a
   ``TypeCorpus`` (``mode: "type"``, with the given compaction ``policy``) or a
@@ -51,7 +51,7 @@ Jobs (``spec["job"]``):
   ``merge`` (the driver) are timed separately.
 
 Any bpeds job with ``"split": "regex"`` splits as bpeds did before its ASCII
-fast path (:mod:`bpeds.fastsplit`): the ``regex`` module's ``findall`` of the
+fast path (:mod:`bpeds.tokenizer.fastsplit`): the ``regex`` module's ``findall`` of the
 pattern everywhere, and long texts counted by the segmenter. Set before
 anything is built, so worker processes (forked) split that way too.
 """
@@ -78,8 +78,8 @@ Spec = dict[str, Any]
 Report = dict[str, Any]
 
 # A cut after a newline that has a non-space character on each side changes no
-# GPT-2/GPT-4/GPT-4o split unless a "/" follows (see bpeds.io): the pieces split exactly as
-# the whole.
+# GPT-2/GPT-4/GPT-4o split unless a "/" follows (see bpeds.tokenizer.io): the pieces split
+# exactly as the whole.
 _EXACT_CUT = re.compile(r"\S\n(?=[^\s/])")
 
 
@@ -142,7 +142,7 @@ def ids_digest(batches: Iterable[Sequence[int]]) -> tuple[str, int]:
 
 
 def pattern_source(name: str | None) -> str | None:
-    from bpeds.pretokenize import PATTERNS
+    from bpeds.tokenizer.pretokenize import PATTERNS
 
     return None if name is None else PATTERNS.get(name, name)
 
@@ -345,12 +345,12 @@ TRAINERS: dict[str, Callable[[Spec], tuple[list[bytes] | None, Report]]] = {
 
 
 def use_regex_split() -> None:
-    """Split with the ``regex`` module alone, as bpeds did before ``bpeds.fastsplit``: no
+    """Split with the ``regex`` module alone, as bpeds did before ``bpeds.tokenizer.fastsplit``: no
     pattern is narrowed, so every split is ``regex``'s ``findall`` and counting takes the
     segmenter for long texts."""
-    import bpeds.fastsplit
+    import bpeds.tokenizer.fastsplit
 
-    bpeds.fastsplit.narrow = lambda pattern: None
+    bpeds.tokenizer.fastsplit.narrow = lambda pattern: None
 
 
 def job_train(spec: Spec) -> Report:
@@ -390,7 +390,7 @@ def job_encode(spec: Spec) -> Report:
                 return [tok.encode(text)]
 
     elif impl.startswith("tiktoken"):
-        from bpeds.formats import to_tiktoken
+        from bpeds.tokenizer.formats import to_tiktoken
 
         enc = to_tiktoken(tok)
         enc.encode("warm up")
@@ -406,7 +406,7 @@ def job_encode(spec: Spec) -> Report:
                 return [enc.encode(text)]
 
     elif impl == "hf-batch":
-        from bpeds.formats import to_hf
+        from bpeds.tokenizer.formats import to_hf
 
         hf = to_hf(tok)
         hf.encode("warm up")
@@ -430,8 +430,8 @@ def job_encode(spec: Spec) -> Report:
 
 
 def job_split(spec: Spec) -> Report:
-    from bpeds.io import iter_segments
-    from bpeds.training import count_pieces
+    from bpeds.tokenizer.io import iter_segments
+    from bpeds.tokenizer.training import count_pieces
 
     source = pattern_source(spec["pattern"])
     timer = ChildTimer()
@@ -483,7 +483,7 @@ def _policy(name: str) -> Any:
 def job_driver(spec: Spec) -> Report:
     from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
     from bpeds.driver import MergeDriver
-    from bpeds.training import count_pieces
+    from bpeds.tokenizer.training import count_pieces
 
     timer = ChildTimer()
     text = Path(spec["file"]).read_text(encoding="utf-8")

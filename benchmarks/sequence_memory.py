@@ -18,7 +18,7 @@ import resource
 import time
 from pathlib import Path
 
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "taylorswift.txt"
 

@@ -6,31 +6,37 @@ The layers, each usable on its own:
 - :mod:`bpeds.driver` with :mod:`bpeds.scoring` and :mod:`bpeds.corpus`: the generic,
   exact merge driver (score, tie rule, corpus representation and heap are plug-ins).
 - :class:`Tokenizer` and :func:`train`: a byte-level BPE tokenizer on top (encode and
-  decode with tiktoken's semantics, save/load, other tools' formats in :mod:`bpeds.formats`).
+  decode with tiktoken's semantics, save/load, other tools' formats in
+  :mod:`bpeds.tokenizer.formats`); its modules are the package :mod:`bpeds.tokenizer`.
 - :mod:`bpeds.testing`: reference models, state machines and a brute-force oracle.
 - :func:`compare` (:mod:`bpeds.comparison`): train several configurations on the same data and
   measure them on held-out text (tables, plots, a report).
 
 Importing ``bpeds`` (or one layer, such as ``bpeds.structures``) loads only the
-error types; every other name here is imported the first time it is used
-(PEP 562), so the structures alone never pull in the tokenizer.
+error types and the table of the tokenizer layer's former module paths
+(:mod:`bpeds._aliases`); every other name here is imported the first time it is
+used (PEP 562), so the structures alone never pull in the tokenizer.
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING
 
+from bpeds import _aliases
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
+
+_aliases.install()  # the tokenizer layer's former module paths (bpeds.training, ...)
 
 if TYPE_CHECKING:
     from bpeds.comparison import Comparison, compare
-    from bpeds.counts import Counts, CountsFormatError
     from bpeds.driver import MergeDriver, MergeRecord, train_merges
-    from bpeds.encoder import SpecialTokenError, UnknownTokenError
-    from bpeds.formats import FormatError
-    from bpeds.io import InvalidTextError
-    from bpeds.persist import ModelFormatError
     from bpeds.tokenizer import Tokenizer, TokenizerError
-    from bpeds.training import count, train
+    from bpeds.tokenizer.counts import Counts, CountsFormatError
+    from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
+    from bpeds.tokenizer.formats import FormatError
+    from bpeds.tokenizer.io import InvalidTextError
+    from bpeds.tokenizer.persist import ModelFormatError
+    from bpeds.tokenizer.training import count, train
 
 __version__ = "0.1.0"
 
@@ -38,19 +44,19 @@ __version__ = "0.1.0"
 _LAZY = {
     "Comparison": "bpeds.comparison",
     "compare": "bpeds.comparison",
-    "Counts": "bpeds.counts",
-    "CountsFormatError": "bpeds.counts",
-    "count": "bpeds.training",
-    "FormatError": "bpeds.formats",
-    "InvalidTextError": "bpeds.io",
+    "Counts": "bpeds.tokenizer.counts",
+    "CountsFormatError": "bpeds.tokenizer.counts",
+    "count": "bpeds.tokenizer.training",
+    "FormatError": "bpeds.tokenizer.formats",
+    "InvalidTextError": "bpeds.tokenizer.io",
     "MergeDriver": "bpeds.driver",
     "MergeRecord": "bpeds.driver",
-    "ModelFormatError": "bpeds.persist",
-    "SpecialTokenError": "bpeds.encoder",
-    "Tokenizer": "bpeds.tokenizer",
-    "TokenizerError": "bpeds.tokenizer",
-    "UnknownTokenError": "bpeds.encoder",
-    "train": "bpeds.training",
+    "ModelFormatError": "bpeds.tokenizer.persist",
+    "SpecialTokenError": "bpeds.tokenizer.encoder",
+    "Tokenizer": "bpeds.tokenizer.core",
+    "TokenizerError": "bpeds.errors",
+    "UnknownTokenError": "bpeds.tokenizer.encoder",
+    "train": "bpeds.tokenizer.training",
     "train_merges": "bpeds.driver",
 }
 
@@ -86,6 +92,10 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
+    moved = _aliases.MOVED.get(f"{__name__}.{name}")
+    if moved is not None:  # a former path, such as bpeds.training (see bpeds._aliases)
+        warnings.warn(_aliases.message(f"{__name__}.{name}"), DeprecationWarning, stacklevel=2)
+        return importlib.import_module(moved)
     if not name.startswith("_"):
         try:
             return importlib.import_module(f"{__name__}.{name}")

@@ -35,12 +35,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from bpeds import __version__
-from bpeds._files import check_targets
-from bpeds._limits import parse_json_limited
-from bpeds.counts import Counts, sum_counts
-from bpeds.encoder import SpecialTokenError
 from bpeds.errors import BpedsError
-from bpeds.formats import (
+from bpeds.scoring.registry import get_score
+from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer._files import check_targets
+from bpeds.tokenizer._limits import parse_json_limited
+from bpeds.tokenizer.counts import Counts, sum_counts
+from bpeds.tokenizer.encoder import SpecialTokenError
+from bpeds.tokenizer.formats import (
     load_hf,
     load_hf_vocab_merges,
     load_minbpe,
@@ -51,13 +53,11 @@ from bpeds.formats import (
     save_minbpe,
     save_tiktoken,
 )
-from bpeds.formats.minbpe import minbpe_paths, render_token
-from bpeds.formats.tiktoken_format import NO_SPLIT_PATTERN
-from bpeds.io import InvalidTextError
-from bpeds.pretokenize import PATTERNS
-from bpeds.scoring.registry import get_score
-from bpeds.tokenizer import Tokenizer
-from bpeds.training import count, count_to_file, train
+from bpeds.tokenizer.formats.minbpe import minbpe_paths, render_token
+from bpeds.tokenizer.formats.tiktoken_format import NO_SPLIT_PATTERN
+from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.pretokenize import PATTERNS
+from bpeds.tokenizer.training import count, count_to_file, train
 from bpeds.variants import get_variant, variant_names
 
 __all__ = ["EXIT_DATA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "main"]

@@ -29,8 +29,8 @@ same counts; the held-out text is counted once per pattern. A configuration
 with an option this module does not know how to share (a loop variant, say)
 is handed to :func:`bpeds.train` as it is and reads the data itself.
 
-Not handled here: training (:mod:`bpeds.training`), encoding
-(:mod:`bpeds.encoder`).
+Not handled here: training (:mod:`bpeds.tokenizer.training`), encoding
+(:mod:`bpeds.tokenizer.encoder`).
 """
 
 from __future__ import annotations
@@ -52,20 +52,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bpeds._files import check_targets, write_files
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver
-from bpeds.encoder import bpe
 from bpeds.errors import BpedsError
-from bpeds.io import Errors, check_errors, iter_segments, iter_units
-from bpeds.pretokenize import resolve_pattern
-from bpeds.progress import NullProgress, Progress, TqdmProgress, resolve_progress
 from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import tie_rule
-from bpeds.special import check_special_ids
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import (
+from bpeds.tokenizer._files import check_targets, write_files
+from bpeds.tokenizer.encoder import bpe
+from bpeds.tokenizer.io import Errors, check_errors, iter_segments, iter_units
+from bpeds.tokenizer.pretokenize import resolve_pattern
+from bpeds.tokenizer.progress import NullProgress, Progress, TqdmProgress, resolve_progress
+from bpeds.tokenizer.special import check_special_ids
+from bpeds.tokenizer.training import (
     BATCH_CHARS,
     _apply_preset,
     _Default,

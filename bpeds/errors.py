@@ -54,14 +54,14 @@ class TokenizerError(BpedsError, ValueError):
     exist yet, a special token collides, a pattern does not compile, ...
 
     Raised by :class:`bpeds.tokenizer.Tokenizer` (and importable from there), by
-    :func:`bpeds.pretokenize.resolve_pattern` and by :mod:`bpeds.special`.
+    :func:`bpeds.tokenizer.pretokenize.resolve_pattern` and by :mod:`bpeds.tokenizer.special`.
     """
 
 
 class ModelFormatError(BpedsError, ValueError):
     """A file (or string) is not a valid bpeds tokenizer: corrupt, truncated,
-    of an unknown version, or inconsistent. Raised by :mod:`bpeds.persist` and
-    :meth:`bpeds.tokenizer.Tokenizer.load` (importable from ``bpeds.persist``)."""
+    of an unknown version, or inconsistent. Raised by :mod:`bpeds.tokenizer.persist` and
+    :meth:`bpeds.tokenizer.Tokenizer.load` (importable from ``bpeds.tokenizer.persist``)."""
 
 
 class TargetFileError(BpedsError, OSError):

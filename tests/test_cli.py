@@ -15,10 +15,10 @@ import tiktoken.load
 import tokenizers
 
 from bpeds.cli import EXIT_DATA, EXIT_OK, EXIT_USAGE, build_parser, main
-from bpeds.formats import load_minbpe, save_hf
-from bpeds.pretokenize import PATTERNS
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.formats import load_minbpe, save_hf
+from bpeds.tokenizer.pretokenize import PATTERNS
+from bpeds.tokenizer.training import train
 from tests.hf_reference import hf_byte_level_trained
 
 DATA = Path(__file__).parent / "data"

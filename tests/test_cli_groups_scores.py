@@ -14,7 +14,7 @@ import pytest
 
 from bpeds.cli import EXIT_DATA, EXIT_OK, EXIT_USAGE, main
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 
 SWIFT = Path(__file__).parent / "data" / "taylorswift.txt"
 ENGLISH = SWIFT.read_text(encoding="utf-8")[:5000]

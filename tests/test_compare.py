@@ -29,7 +29,7 @@ from bpeds.comparison import (
     spearman,
 )
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 from tests.budget import examples
 
 SWIFT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ import pytest
 
 from bpeds.cli import EXIT_DATA, EXIT_OK, EXIT_USAGE, UsageError, _config_spec, main
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 
 SWIFT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 

@@ -118,7 +118,7 @@ def test_bad_bases_are_refused_clearly(tmp_path: Path) -> None:
 
 
 def test_continues_from_model_files_of_other_formats(tmp_path: Path) -> None:
-    from bpeds.formats import save_minbpe
+    from bpeds.tokenizer.formats import save_minbpe
 
     base = bpeds.train(TEXT[:50000], 500, preset="minbpe-regex")
     save_minbpe(base, tmp_path / "base")
@@ -131,7 +131,7 @@ def test_equals_bpe_continue() -> None:
     """bpe-continue (PyPI) extends a Hugging Face tokenizer.json; from the same base and
     text it learns the same merges as bpeds with ties by smallest ids (the base's ids)."""
     bpe_continue = pytest.importorskip("bpe_continue")
-    from bpeds.formats.hf import hf_tokenizer_json
+    from bpeds.tokenizer.formats.hf import hf_tokenizer_json
 
     base = bpeds.train(TEXT[:90000], 600, preset="hf")
     extended = bpe_continue.continue_training(

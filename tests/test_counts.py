@@ -23,10 +23,17 @@ from hypothesis import strategies as st
 
 import bpeds
 from bpeds.cli import main
-from bpeds.counts import MAGIC, Counts, CountsFormatError, SpillCounter, _render, sum_counts
-from bpeds.io import InvalidTextError
-from bpeds.pretokenize import PATTERNS
-from bpeds.training import count, count_pieces, count_to_file, train
+from bpeds.tokenizer.counts import (
+    MAGIC,
+    Counts,
+    CountsFormatError,
+    SpillCounter,
+    _render,
+    sum_counts,
+)
+from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.pretokenize import PATTERNS
+from bpeds.tokenizer.training import count, count_pieces, count_to_file, train
 from tests.budget import examples
 
 DATA = Path(__file__).parent / "data"
@@ -66,7 +73,7 @@ def test_the_counts_of_shards_add_up_to_the_counts_of_the_whole(
     b = count(units[cut:], pattern=pattern, special_tokens=["<>"])
     assert items(a + b) == items(whole)
     expected = count_pieces(
-        bpeds.io.iter_segments(
+        bpeds.tokenizer.io.iter_segments(
             units, special_tokens=["<>"], pattern=PATTERNS.get(pattern or "", pattern)
         ),
         PATTERNS.get(pattern or "", pattern),
@@ -214,7 +221,7 @@ def test_saving_never_replaces_a_file_unless_asked(tmp_path: Path) -> None:
 
 
 def test_blocks_split_a_large_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bpeds.counts, "BLOCK_TARGET", 200)
+    monkeypatch.setattr(bpeds.tokenizer.counts, "BLOCK_TARGET", 200)
     c = count(UNITS)
     path = c.save(tmp_path / "c.counts")
     assert items(Counts.load(path)) == items(c)
@@ -335,7 +342,7 @@ def test_an_executor_counts_as_locally(tmp_path: Path) -> None:
 
 
 def test_an_executor_names_the_item_as_locally(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bpeds.training, "BATCH_CHARS", 10)
+    monkeypatch.setattr(bpeds.tokenizer.training, "BATCH_CHARS", 10)
     data = ["aaaa", "bbbb", "cccc", "dd\ud800d", "e"]
     with pytest.raises(InvalidTextError) as local:
         count(data)
@@ -638,18 +645,19 @@ def test_the_count_command_resumes(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_the_default_uses_the_cores_available(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(bpeds.training, "_cgroup_quota", lambda: None)
-    assert bpeds.training.available_cores() == 4
-    monkeypatch.setattr(bpeds.training, "_cgroup_quota", lambda: 2)  # a container's --cpus 1.5
-    assert bpeds.training.available_cores() == 2
+    monkeypatch.setattr(bpeds.tokenizer.training, "_cgroup_quota", lambda: None)
+    assert bpeds.tokenizer.training.available_cores() == 4
+    # A container's --cpus 1.5:
+    monkeypatch.setattr(bpeds.tokenizer.training, "_cgroup_quota", lambda: 2)
+    assert bpeds.tokenizer.training.available_cores() == 2
     used: list[int] = []
 
     def batches(texts: Any, pattern: Any, sequence: bool, workers: int, size: int) -> Any:
         used.append(workers)
         return original(texts, pattern, sequence, workers, size)
 
-    original = bpeds.training._batch_results
-    monkeypatch.setattr(bpeds.training, "_batch_results", batches)
+    original = bpeds.tokenizer.training._batch_results
+    monkeypatch.setattr(bpeds.tokenizer.training, "_batch_results", batches)
     train(UNITS[0], 300)
     count(UNITS[0])
     train(UNITS[0], 300, workers=1)
@@ -660,9 +668,9 @@ def test_one_batch_of_text_starts_no_process(monkeypatch: pytest.MonkeyPatch) ->
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a process pool was started")
 
-    monkeypatch.setattr(bpeds.training, "ProcessPoolExecutor", refuse)
+    monkeypatch.setattr(bpeds.tokenizer.training, "ProcessPoolExecutor", refuse)
     assert items(count(UNITS, workers=4)) == items(count(UNITS, workers=1))
-    monkeypatch.setattr(bpeds.training, "BATCH_CHARS", 10_000)
+    monkeypatch.setattr(bpeds.tokenizer.training, "BATCH_CHARS", 10_000)
     with pytest.raises(AssertionError, match="process pool"):
         count(UNITS, workers=2)
 

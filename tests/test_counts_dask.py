@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from bpeds.cli import main
-from bpeds.counts import Counts
-from bpeds.io import InvalidTextError
-from bpeds.training import count, count_to_file, train
+from bpeds.tokenizer.counts import Counts
+from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.training import count, count_to_file, train
 from tests.budget import FULL
 
 distributed = pytest.importorskip("distributed")

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, train_merges
 from bpeds.errors import InvariantError
-from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
 from bpeds.scoring.base import Dependency, DependencyError, Score, Stats, score_function
 from bpeds.scoring.strategies import (
     NPMI,
@@ -37,6 +36,7 @@ from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
 from tests.budget import examples
 from tests.golden import minbpe_golden
 from tests.hf_reference import hf_byte_level_trained, hf_merges_as_bytes

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bpeds.encoder
-from bpeds.encoder import (
+import bpeds.tokenizer.encoder
+from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.encoder import (
     SpecialTokenError,
     UnknownTokenError,
     _bpe_heap,
@@ -19,8 +20,7 @@ from bpeds.encoder import (
     bpe,
     fix_surrogates,
 )
-from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 from tests.budget import examples
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -200,14 +200,14 @@ def test_repeated_bytes_keep_the_lowest_id() -> None:
 
 
 def test_piece_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bpeds.encoder, "CACHE_SIZE", 8)
+    monkeypatch.setattr(bpeds.tokenizer.encoder, "CACHE_SIZE", 8)
     tok = train(TEXT[:20000], 256 + 200, pattern="gpt4")
     text = TEXT[20000:40000]
     ids = tok.encode(text)
     enc = tok._enc()
     assert len(enc._cache) <= 8
     fresh = Tokenizer(tok.merges, pattern=tok.pattern)
-    monkeypatch.setattr(bpeds.encoder, "CACHE_SIZE", 1 << 16)
+    monkeypatch.setattr(bpeds.tokenizer.encoder, "CACHE_SIZE", 1 << 16)
     assert fresh.encode(text) == ids
 
 

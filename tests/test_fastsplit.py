@@ -9,11 +9,11 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import bpeds.fastsplit
-from bpeds.encoder import Encoder
-from bpeds.fastsplit import FastSplit, fast_findall, narrow, splitter
-from bpeds.pretokenize import PATTERNS, compile_pattern, cut_points
-from bpeds.training import count_pieces
+import bpeds.tokenizer.fastsplit
+from bpeds.tokenizer.encoder import Encoder
+from bpeds.tokenizer.fastsplit import FastSplit, fast_findall, narrow, splitter
+from bpeds.tokenizer.pretokenize import PATTERNS, compile_pattern, cut_points
+from bpeds.tokenizer.training import count_pieces
 from tests.budget import examples
 
 NAMES = sorted(PATTERNS)
@@ -296,7 +296,7 @@ def test_encoding_and_counting_use_the_fast_split() -> None:
     assert findall.__self__.mixed  # type: ignore[attr-defined]
     enc = Encoder([bytes([b]) for b in range(256)], compiled, {})
     assert enc._findall == findall
-    assert bpeds.training._findall(compiled.pattern) == findall
+    assert bpeds.tokenizer.training._findall(compiled.pattern) == findall
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -322,7 +322,7 @@ def test_streamed_file_counts_as_regex_on_the_whole(
     tmp_path: Path, name: str, block_size: int
 ) -> None:
     """The streaming reader's pieces, counted with the fast split, in both processes."""
-    from bpeds.io import iter_segments
+    from bpeds.tokenizer.io import iter_segments
 
     text = TAYLOR.read_text(encoding="utf-8")[:20_000] + "".join(TRICKY) + " caf\u00e9\n" * 50
     path = tmp_path / "mixed.txt"

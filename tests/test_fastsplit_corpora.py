@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bpeds.fastsplit import FastSplit
-from bpeds.pretokenize import PATTERNS, compile_pattern
+from bpeds.tokenizer.fastsplit import FastSplit
+from bpeds.tokenizer.pretokenize import PATTERNS, compile_pattern
 
 CORPORA = Path(os.environ.get("BPEDS_CORPORA", "")) if os.environ.get("BPEDS_CORPORA") else None
 MAX_BYTES = 4 << 20

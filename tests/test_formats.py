@@ -16,7 +16,9 @@ import tokenizers
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bpeds.formats import (
+from bpeds.scoring.ties import gpt2_byte_to_unicode
+from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.formats import (
     FormatError,
     from_hf_json,
     from_tiktoken_encoding,
@@ -36,12 +38,10 @@ from bpeds.formats import (
     to_hf,
     to_tiktoken,
 )
-from bpeds.formats.minbpe import minbpe_model_text, minbpe_vocab_text
-from bpeds.formats.tiktoken_format import parse_tiktoken_ranks
-from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
-from bpeds.scoring.ties import gpt2_byte_to_unicode
-from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.formats.minbpe import minbpe_model_text, minbpe_vocab_text
+from bpeds.tokenizer.formats.tiktoken_format import parse_tiktoken_ranks
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS
+from bpeds.tokenizer.training import train
 from tests.hf_reference import hf_byte_level_trained
 
 DATA = Path(__file__).parent / "data"
@@ -328,7 +328,7 @@ def _hf_cache(tok: Tokenizer) -> Any:
     return _HF[id(tok)]
 
 
-@pytest.mark.filterwarnings("ignore::bpeds.pattern_safety.UncoveredTextWarning")
+@pytest.mark.filterwarnings("ignore::bpeds.tokenizer.pattern_safety.UncoveredTextWarning")
 def test_hf_split_keeps_matches_only_like_findall() -> None:
     """A pattern that skips text: bpeds and tiktoken drop the skipped text, and so does
     the exported split (behavior Removed, inverted); Isolated would keep it."""

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import regex
 
-from bpeds.pretokenize import GPT4_PATTERN
+from bpeds.tokenizer.pretokenize import GPT4_PATTERN
 from tests.golden import MINBPE_GOLDEN, REGENERATE, minbpe_golden, minbpe_golden_doc
 from tests.minbpe_rule import minbpe_merges
 

@@ -11,12 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpeds.corpus import Counting
-from bpeds.io import InvalidTextError, iter_units
-from bpeds.pretokenize import PATTERNS, split
 from bpeds.scoring import Dependency, GroupFrequency, Score, Stats
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.io import InvalidTextError, iter_units
+from bpeds.tokenizer.pretokenize import PATTERNS, split
+from bpeds.tokenizer.training import train
 
 SWIFT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 ENGLISH = SWIFT[:6000]

@@ -23,11 +23,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bpeds.pattern_safety as safety
-from bpeds import _limits
+import bpeds.tokenizer.pattern_safety as safety
 from bpeds.cli import EXIT_DATA, main
 from bpeds.errors import ModelFormatError
-from bpeds.formats import (
+from bpeds.tokenizer import Tokenizer, TokenizerError, _limits
+from bpeds.tokenizer.formats import (
     FormatError,
     from_hf_json,
     hf_tokenizer_json,
@@ -37,7 +37,7 @@ from bpeds.formats import (
     load_model,
     parse_minbpe_model,
 )
-from bpeds.pattern_safety import (
+from bpeds.tokenizer.pattern_safety import (
     MAX_GROUP_DEPTH,
     MAX_PATTERN_LENGTH,
     MAX_PATTERN_SIZE,
@@ -45,9 +45,8 @@ from bpeds.pattern_safety import (
     check_pattern,
     pattern_size,
 )
-from bpeds.persist import dumps, loads
-from bpeds.pretokenize import PATTERNS
-from bpeds.tokenizer import Tokenizer, TokenizerError
+from bpeds.tokenizer.persist import dumps, loads
+from bpeds.tokenizer.pretokenize import PATTERNS
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -483,7 +482,7 @@ def test_minbpe_text_with_many_digits_is_a_format_error() -> None:
 @pytest.mark.parametrize("pattern", ["", r"\w+", r"[a-z]+|\s"])
 @pytest.mark.parametrize("sequence", [False, True])
 def test_training_refuses_text_the_pattern_leaves_out(pattern: str, sequence: bool) -> None:
-    from bpeds.training import train
+    from bpeds.tokenizer.training import train
 
     representation = "sequence" if sequence else "type"
     with pytest.raises(safety.UncoveredTextError, match="does not match"):
@@ -520,7 +519,7 @@ def test_covering_patterns_round_trip_without_warnings() -> None:
 
 
 def test_training_accepts_a_custom_pattern_that_covers_the_text() -> None:
-    from bpeds.training import train
+    from bpeds.tokenizer.training import train
 
     tok = train("ab ab, abc!", 257, pattern=r"\w+|\s+|.")
     assert tok.merges == [(97, 98)]

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from bpeds.__main__ import run
-from bpeds.io import check_data, iter_segments
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.io import check_data, iter_segments
+from bpeds.tokenizer.training import train
 
 TEXT = "low lower lowest newer newest wider " * 20
 

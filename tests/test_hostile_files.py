@@ -12,7 +12,8 @@ import pytest
 
 from bpeds.cli import EXIT_DATA, main
 from bpeds.errors import TargetFileError
-from bpeds.formats import (
+from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.formats import (
     FormatError,
     hf_tokenizer_json,
     save_hf,
@@ -20,8 +21,7 @@ from bpeds.formats import (
     save_tiktoken,
     to_tiktoken,
 )
-from bpeds.persist import save
-from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.persist import save
 
 TOK = Tokenizer([(97, 98)], pattern="gpt2", special_tokens={"<s>": 257})
 

@@ -22,10 +22,16 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_importing_the_structures_loads_only_them() -> None:
-    assert _loaded_after("import bpeds.structures") == ["bpeds", "bpeds.errors", "bpeds.structures"]
+    assert _loaded_after("import bpeds.structures") == [
+        "bpeds",
+        "bpeds._aliases",
+        "bpeds.errors",
+        "bpeds.structures",
+    ]
     loaded = _loaded_after("from bpeds.structures import HeapyKiYay; HeapyKiYay({1: 2}).top()")
     assert set(loaded) == {
         "bpeds",
+        "bpeds._aliases",
         "bpeds.errors",
         "bpeds.structures",
         "bpeds.structures.heapykiyay",

@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
-from bpeds.pretokenize import split
 from bpeds.scoring.base import Priority, Score, Stats
 from bpeds.scoring.strategies import PMI, LikelihoodGain, WordPiece
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
+from bpeds.tokenizer.pretokenize import split
 from tests.budget import examples
 
 TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")

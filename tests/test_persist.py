@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpeds.formats import save_hf, save_minbpe, save_tiktoken
-from bpeds.persist import ModelFormatError, dumps, load, loads, save
 from bpeds.tokenizer import Tokenizer
-from bpeds.training import train
+from bpeds.tokenizer.formats import save_hf, save_minbpe, save_tiktoken
+from bpeds.tokenizer.persist import ModelFormatError, dumps, load, loads, save
+from bpeds.tokenizer.training import train
 from tests.budget import examples
 
 DATA = Path(__file__).parent / "data"

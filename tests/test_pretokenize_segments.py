@@ -10,10 +10,10 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import bpeds.fastsplit
-import bpeds.training
-from bpeds.pretokenize import GLUED, PATTERNS, Segmenter, compile_pattern, segmenter
-from bpeds.training import count_pieces
+import bpeds.tokenizer.fastsplit
+import bpeds.tokenizer.training
+from bpeds.tokenizer.pretokenize import GLUED, PATTERNS, Segmenter, compile_pattern, segmenter
+from bpeds.tokenizer.training import count_pieces
 from tests.budget import examples
 
 NAMES = ("gpt2", "gpt4", "gpt4o")
@@ -85,12 +85,12 @@ def test_counting_for_training_uses_the_segmenter_and_agrees(
     text = TAYLOR.read_text(encoding="utf-8")
     units = [text, text[:5000], " x  y\n\n z"]
     # the segmenter counts only where the ASCII fast path is not taken
-    monkeypatch.setattr(bpeds.fastsplit.FastSplit, "applies", lambda self, text: False)
+    monkeypatch.setattr(bpeds.tokenizer.fastsplit.FastSplit, "applies", lambda self, text: False)
     for name in NAMES:
         source = PATTERNS[name]
-        monkeypatch.setattr(bpeds.training, "SEGMENT_MIN_CHARS", 1 << 62)
+        monkeypatch.setattr(bpeds.tokenizer.training, "SEGMENT_MIN_CHARS", 1 << 62)
         want = count_pieces(units, source)
-        monkeypatch.setattr(bpeds.training, "SEGMENT_MIN_CHARS", 1)
+        monkeypatch.setattr(bpeds.tokenizer.training, "SEGMENT_MIN_CHARS", 1)
         got = count_pieces(units, source)
         assert isinstance(got, dict)
         assert isinstance(want, dict)

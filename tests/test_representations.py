@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 import bpeds.corpus.type_mode as type_corpus
 from bpeds.corpus import MergeDeltas, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, train_merges
-from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
 from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, hf_byte_order
 from bpeds.testing.oracle import brute_force_merges
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab
 from tests.golden import minbpe_golden
 from tests.minbpe_rule import minbpe_merges

@@ -14,7 +14,7 @@ import pytest
 from bpeds.scoring.base import Score, ScoreFunction
 from bpeds.scoring.registry import SCORES, describe_score, get_score, load_object, score_options
 from bpeds.scoring.strategies import PMI, Frequency, LengthWeighted
-from bpeds.training import train
+from bpeds.tokenizer.training import train
 
 USER_MODULE = """
     from bpeds.scoring import Dependency, Score, score_function

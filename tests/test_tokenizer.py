@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeds.errors import BpedsError
-from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer import Tokenizer, TokenizerError, UnknownTokenError, check_special_texts
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS
 
 
 def test_defaults() -> None:

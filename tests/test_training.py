@@ -17,14 +17,14 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bpeds.training
+import bpeds.tokenizer.training
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
-from bpeds.io import InvalidTextError, iter_segments, iter_units, read_text_blocks
-from bpeds.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS, split
-from bpeds.progress import NullProgress, TqdmProgress, resolve_progress
 from bpeds.tokenizer import Tokenizer, TokenizerError
-from bpeds.training import PRESETS, count_pieces, train
+from bpeds.tokenizer.io import InvalidTextError, iter_segments, iter_units, read_text_blocks
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS, split
+from bpeds.tokenizer.progress import NullProgress, TqdmProgress, resolve_progress
+from bpeds.tokenizer.training import PRESETS, count_pieces, train
 from tests.golden import minbpe_golden
 from tests.hf_reference import hf_byte_level_trained, hf_merges_as_bytes
 from tests.minbpe_rule import minbpe_merges
@@ -281,7 +281,7 @@ def test_sequence_representation_equals_type_representation() -> None:
 
 @pytest.mark.parametrize("tie", ["leftmost", "smallest_ids"])
 def test_workers_do_not_change_the_merges(monkeypatch: pytest.MonkeyPatch, tie: str) -> None:
-    monkeypatch.setattr(bpeds.training, "BATCH_CHARS", 4000)
+    monkeypatch.setattr(bpeds.tokenizer.training, "BATCH_CHARS", 4000)
     items = [TEXT[i : i + 3000] for i in range(0, len(TEXT), 3000)]
     one = train(items, 256 + 400, tie=tie, workers=1)
     two = train(items, 256 + 400, tie=tie, workers=2)
@@ -484,7 +484,7 @@ def test_sequence_corpus_used_in_sequence_mode(monkeypatch: pytest.MonkeyPatch) 
         seen.append(type(corpus).__name__)
         return real(corpus, *args, **kwargs)
 
-    monkeypatch.setattr(bpeds.training, "MergeDriver", spy)
+    monkeypatch.setattr(bpeds.tokenizer.training, "MergeDriver", spy)
     train("ab ab", 257, representation="sequence")
     train("ab ab", 257)
     assert seen == [SequenceCorpus.__name__, TypeCorpus.__name__]
@@ -509,7 +509,7 @@ def test_a_str_naming_a_file_is_text_but_warns(
 
 def test_merges_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     script = (
-        "import json, sys; from bpeds.training import train; "
+        "import json, sys; from bpeds.tokenizer.training import train; "
         "t = open(sys.argv[1], encoding='utf-8').read()[:20000]; "
         "a = train(t, 456, tie='leftmost', special_tokens=['<|a|>', '<|b|>']); "
         "b = train(t, 456, preset='hf'); print(json.dumps([a.merges, b.merges]))"

@@ -297,10 +297,10 @@ def test_variant_models_round_trip_and_refuse_formats_that_cannot_hold_them(
     tmp_path: Path,
 ) -> None:
     import bpeds
-    from bpeds.formats import FormatError
-    from bpeds.formats.hf import hf_tokenizer_json
-    from bpeds.formats.minbpe import minbpe_model_text
-    from bpeds.formats.tiktoken_format import tiktoken_ranks
+    from bpeds.tokenizer.formats import FormatError
+    from bpeds.tokenizer.formats.hf import hf_tokenizer_json
+    from bpeds.tokenizer.formats.minbpe import minbpe_model_text
+    from bpeds.tokenizer.formats.tiktoken_format import tiktoken_ranks
 
     text = (DATA / "taylorswift.txt").read_text(encoding="utf-8")
     tok = bpeds.train(text, 700, variant={"name": "picky", "threshold": 0.6})
@@ -322,7 +322,7 @@ def test_variant_models_round_trip_and_refuse_formats_that_cannot_hold_them(
     plain = bpeds.train(text, 700)
     assert not plain.replays
     assert plain.events is None
-    assert '"version": 1' in bpeds.persist.dumps(plain)
+    assert '"version": 1' in bpeds.tokenizer.persist.dumps(plain)
 
 
 def test_a_tampered_event_log_is_refused() -> None:
@@ -383,7 +383,7 @@ def test_superbpe_second_stage_equals_the_oracle(
     import regex
 
     import bpeds
-    from bpeds.encoder import bpe
+    from bpeds.tokenizer.encoder import bpe
     from bpeds.variants import SUPERBPE_STAGE2, SuperBPE, count_words
     from bpeds.vocab import Vocab
 
@@ -427,7 +427,7 @@ def test_superbpe_tokens_cross_spaces_and_round_trip(tmp_path: Path) -> None:
     tok.save(path)
     assert bpeds.Tokenizer.load(path).encode(text) == ids
     tokenizers = pytest.importorskip("tokenizers")
-    from bpeds.formats.hf import hf_tokenizer_json
+    from bpeds.tokenizer.formats.hf import hf_tokenizer_json
 
     hf = tokenizers.Tokenizer.from_str(json.dumps(hf_tokenizer_json(tok)))
     sample = text[:20000]

@@ -18,7 +18,7 @@ warm after the first run of each, as in a long-running encoder):
 - ``c loop``: the same result from C-level loops: ``map(cache.get, pieces)``,
   a fill-in of the misses, ``itertools.chain.from_iterable``;
 - ``segmented``: split only the *distinct* stretches between the safe cuts of
-  :class:`bpeds.pretokenize.Segmenter` (one ``findall`` over their
+  :class:`bpeds.tokenizer.pretokenize.Segmenter` (one ``findall`` over their
   concatenation, see :func:`segmented_encoder`), then one ``bytes.join`` of
   each part's packed ids; a fresh stretch table per call;
 - ``tiktoken encode``: the same vocabulary in tiktoken, for scale.
@@ -53,8 +53,8 @@ from pathlib import Path
 
 import regex
 
-from bpeds.encoder import bpe
-from bpeds.pretokenize import GLUED, PATTERNS, Segmenter, restore
+from bpeds.tokenizer.encoder import bpe
+from bpeds.tokenizer.pretokenize import GLUED, PATTERNS, Segmenter, restore
 
 #: Every str.isspace character (all lie below U+3001) and GLUED.
 _BAD_FIRST = frozenset(c for c in map(chr, range(0x3001)) if c.isspace()) | {GLUED}
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import bpeds
-    from bpeds.formats import to_tiktoken
+    from bpeds.tokenizer.formats import to_tiktoken
 
     if args.model:
         tok = bpeds.Tokenizer.load(args.model)

@@ -18,7 +18,7 @@ as minbpe, Hugging Face and rustbpe do) or, in type mode only,
 
 A corpus object keeps its input and builds fresh working state for each run,
 so it can be trained on more than once. Not handled here: splitting text into
-chunks (see :mod:`bpeds.pretokenize`) and special tokens.
+chunks (see :mod:`bpeds.tokenizer.pretokenize`) and special tokens.
 """
 
 from bpeds.corpus.base import (

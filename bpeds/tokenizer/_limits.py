@@ -84,7 +84,7 @@ def read_limited(
     if len(data) > limit:
         raise error(
             f"{name} is larger than {limit} bytes, the most bpeds reads as {what} "
-            "(bpeds._limits.MAX_MODEL_BYTES)"
+            "(bpeds.tokenizer._limits.MAX_MODEL_BYTES)"
         )
     return data
 

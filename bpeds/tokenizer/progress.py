@@ -4,7 +4,7 @@ A progress object is told ``start(total)`` once, ``update(n)`` as ``n`` more
 steps finish, and ``close()`` at the end (also when training fails).
 :class:`TqdmProgress` draws a bar with ``tqdm`` (the ``progress`` extra);
 :class:`NullProgress` does nothing. :func:`resolve_progress` picks one for the
-``progress=`` argument of :func:`bpeds.training.train`.
+``progress=`` argument of :func:`bpeds.tokenizer.training.train`.
 
 Not handled here: what a step is (training reports merges).
 """

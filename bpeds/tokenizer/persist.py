@@ -23,7 +23,7 @@ collide, the pattern must compile) through :class:`~bpeds.tokenizer.Tokenizer`.
 Any problem raises :class:`ModelFormatError` (a ``ValueError``) saying what is
 wrong and where. A file is read only if it is a regular file (or a pipe) of at
 most 256 MiB; every string must be text (no lone surrogate). A pattern is
-checked against the limits of :mod:`bpeds.pattern_safety` and compiled, never
+checked against the limits of :mod:`bpeds.tokenizer.pattern_safety` and compiled, never
 run, while loading; one that is not bpeds's own is matched with a time limit
 when encoding (see ``docs/security.md``).
 
@@ -31,15 +31,15 @@ Writing (:func:`save`) goes to a temporary file in the same directory, which
 is flushed, synced and then moved into place, so a reader never sees a half
 written file. An existing file is never replaced unless ``overwrite=True``; only
 regular files are written (a symlink is followed to one, see
-:func:`bpeds._files.write_files`).
+:func:`bpeds.tokenizer._files.write_files`).
 A new file gets the usual mode, 0o666 minus the umask (0644 with the common
-umask 022); a replaced file keeps its mode. The formats of
-:mod:`bpeds.formats` are written the same way (:func:`bpeds._files.write_files`).
+umask 022); a replaced file keeps its mode. The formats of :mod:`bpeds.tokenizer.formats`
+are written the same way (:func:`bpeds.tokenizer._files.write_files`).
 
 The functions here are the public interface; :meth:`Tokenizer.save
 <bpeds.tokenizer.Tokenizer.save>` and :meth:`Tokenizer.load
 <bpeds.tokenizer.Tokenizer.load>` do the same. The format itself (rendering,
-parsing and checking the document) is :mod:`bpeds._model_json`, which sits
+parsing and checking the document) is :mod:`bpeds.tokenizer._model_json`, which sits
 below the tokenizer so that the tokenizer's methods need not import this
 module.
 """
@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import os
 
-from bpeds import _model_json
-from bpeds._files import write_files
-from bpeds._model_json import FORMAT, VERSION
 from bpeds.errors import ModelFormatError
-from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer import _model_json
+from bpeds.tokenizer._files import write_files
+from bpeds.tokenizer._model_json import FORMAT, VERSION
+from bpeds.tokenizer.core import Tokenizer
 
 __all__ = ["FORMAT", "VERSION", "ModelFormatError", "dumps", "load", "loads", "save"]
 

@@ -18,24 +18,24 @@ type. A tokenizer is a value: its attributes are read-only and return copies;
 only the training methods replace its state (in place, like minbpe's and
 Hugging Face's ``train`` methods).
 
-Not handled here: the rank-by-bytes encoding algorithm (:mod:`bpeds.encoder`),
-patterns (:mod:`bpeds.pretokenize`), the special-token rules
-(:mod:`bpeds.special`), reading training data (:mod:`bpeds.io`,
-:mod:`bpeds.training`) and the JSON format (:mod:`bpeds.persist`, whose core,
-:mod:`bpeds._model_json`, :meth:`Tokenizer.save` and :meth:`Tokenizer.load`
+Not handled here: the rank-by-bytes encoding algorithm (:mod:`bpeds.tokenizer.encoder`),
+patterns (:mod:`bpeds.tokenizer.pretokenize`), the special-token rules
+(:mod:`bpeds.tokenizer.special`), reading training data (:mod:`bpeds.tokenizer.io`,
+:mod:`bpeds.tokenizer.training`) and the JSON format (:mod:`bpeds.tokenizer.persist`, whose core,
+:mod:`bpeds.tokenizer._model_json`, :meth:`Tokenizer.save` and :meth:`Tokenizer.load`
 use directly).
 
 **Layers.** This module imports only modules below it (patterns, special
 tokens, the encoder, the JSON format's core, the vocabulary). The one
 exception is the in-place training methods (:meth:`Tokenizer.train`,
 :meth:`Tokenizer.train_from_iterator`): training builds a tokenizer, so
-:mod:`bpeds.training` sits above this module, and :meth:`Tokenizer._retrain`
+:mod:`bpeds.tokenizer.training` sits above this module, and :meth:`Tokenizer._retrain`
 imports it when called. That is the single upward edge; ``tests/test_layers.py``
 checks that there is no other.
 
 ``resolve_pattern``, ``check_special_texts``, ``BYTE_TOKENS`` and
 ``TokenizerError`` are importable from here too; their homes are
-:mod:`bpeds.pretokenize`, :mod:`bpeds.special`, :mod:`bpeds.vocab` and
+:mod:`bpeds.tokenizer.pretokenize`, :mod:`bpeds.tokenizer.special`, :mod:`bpeds.vocab` and
 :mod:`bpeds.errors`.
 """
 
@@ -49,9 +49,10 @@ from typing import Any
 
 import regex
 
-from bpeds import _model_json
-from bpeds._files import write_files
-from bpeds.encoder import (
+from bpeds.errors import TokenizerError
+from bpeds.tokenizer import _model_json
+from bpeds.tokenizer._files import write_files
+from bpeds.tokenizer.encoder import (
     Encoder,
     Special,
     SpecialTokenError,
@@ -59,11 +60,10 @@ from bpeds.encoder import (
     as_token_id,
     encode_batch,
 )
-from bpeds.errors import TokenizerError
-from bpeds.pattern_safety import TimedPattern
-from bpeds.pretokenize import PATTERNS, resolve_pattern
-from bpeds.replay import EventLogError, Replay, check_events
-from bpeds.special import check_special_ids, check_special_texts
+from bpeds.tokenizer.pattern_safety import TimedPattern
+from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
+from bpeds.tokenizer.replay import EventLogError, Replay, check_events
+from bpeds.tokenizer.special import check_special_ids, check_special_texts
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
 __all__ = [
@@ -103,7 +103,7 @@ class Tokenizer:
     [(104, 105), (256, 33)]
 
     ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"`` (see
-    :data:`bpeds.pretokenize.PATTERNS`), any regex source, or ``None`` (no
+    :data:`bpeds.tokenizer.pretokenize.PATTERNS`), any regex source, or ``None`` (no
     split). Construction validates everything; complexity O(number of merges +
     special tokens squared). Errors: :class:`TokenizerError` (a ``ValueError``)
     for inconsistent parts, ``TypeError`` for values of the wrong type.
@@ -205,7 +205,7 @@ class Tokenizer:
 
     @property
     def events(self) -> list[list[Any]] | None:
-        """The event log of a loop variant's run (see :mod:`bpeds.replay`), or None
+        """The event log of a loop variant's run (see :mod:`bpeds.tokenizer.replay`), or None
         for a plain BPE tokenizer (a copy). O(events)."""
         return None if self._events is None else [list(e) for e in self._events]
 
@@ -382,7 +382,7 @@ class Tokenizer:
         >>> tok.encode("hi<s>")
         Traceback (most recent call last):
         ...
-        bpeds.encoder.SpecialTokenError: the text holds '<s>', which is a disallowed special ...
+        bpeds.tokenizer.encoder.SpecialTokenError: the text holds '<s>', which is a disallowed ...
         >>> tok.encode("<s>", disallowed_special=())
         [60, 115, 62]
 
@@ -392,7 +392,7 @@ class Tokenizer:
         :class:`SpecialTokenError`; ``()`` encodes them as ordinary text. Where
         allowed special tokens overlap the leftmost, then longest, wins. The
         text between special tokens is split by the pattern and each piece is
-        merged by rank of concatenated bytes (see :mod:`bpeds.encoder`). Lone
+        merged by rank of concatenated bytes (see :mod:`bpeds.tokenizer.encoder`). Lone
         surrogates become U+FFFD. Complexity: O(len(text)) plus the merging
         of uncached pieces (O(n log n) for a piece of n bytes).
         """
@@ -500,7 +500,7 @@ class Tokenizer:
         after the new merges in their current order. With a ``preset``, a
         tokenizer whose pattern is ``"gpt4"`` (the default) takes the preset's
         pattern; another pattern must agree with the preset. ``options`` are those of
-        :func:`bpeds.training.train` (``tie``, ``preset``, ``min_frequency``,
+        :func:`bpeds.tokenizer.training.train` (``tie``, ``preset``, ``min_frequency``,
         ``workers``, ...); errors are too.
 
         >>> tok = Tokenizer(pattern="gpt2").train_from_iterator(["low lower", "lowest"], 258)
@@ -514,7 +514,7 @@ class Tokenizer:
     ) -> Tokenizer:
         """Retrain this tokenizer in place on ``text`` and return it (minbpe style).
 
-        ``text`` is one unit (or anything :func:`bpeds.training.train`
+        ``text`` is one unit (or anything :func:`bpeds.tokenizer.training.train`
         accepts). ``verbose=True`` prints one line per merge to stdout, as
         minbpe does. Otherwise as :meth:`train_from_iterator`.
 
@@ -542,13 +542,15 @@ class Tokenizer:
         return self._retrain(text, vocab_size, opts)
 
     def _retrain(self, data: object, vocab_size: int, options: dict[str, Any]) -> Tokenizer:
-        """Replace this tokenizer's state by :func:`bpeds.training.train`'s result; return self.
+        """Replace this tokenizer's state by :func:`~bpeds.tokenizer.training.train`'s result;
+        return self.
 
         The single upward import of this module: training builds tokenizers, so
-        :mod:`bpeds.training` sits above :mod:`bpeds.tokenizer` and is imported
+        :mod:`bpeds.tokenizer.training` sits above this module and is imported
         here, when a tokenizer is retrained in place, not when this module loads.
         """
-        from bpeds.training import train  # the single upward edge (see the module docstring)
+        # The single upward edge (see the module docstring).
+        from bpeds.tokenizer.training import train
 
         self._replace(train(data, vocab_size, **options))
         return self
@@ -560,7 +562,7 @@ class Tokenizer:
 
         An existing file is never replaced unless ``overwrite=True``
         (``FileExistsError``); a failed save leaves nothing behind. See
-        :mod:`bpeds.persist` (``persist.save(tok, path)`` is the same).
+        :mod:`bpeds.tokenizer.persist` (``persist.save(tok, path)`` is the same).
         """
         text = _model_json.render(
             self._pattern, self._special, self._options, self._merges, self.events
@@ -573,8 +575,8 @@ class Tokenizer:
 
         A corrupt, truncated or hostile file raises
         :class:`~bpeds.errors.ModelFormatError` (a ``ValueError``, importable
-        from :mod:`bpeds.persist`); an unreadable file raises ``OSError``. See
-        :mod:`bpeds.persist` (``persist.load(path)`` is the same).
+        from :mod:`bpeds.tokenizer.persist`); an unreadable file raises ``OSError``. See
+        :mod:`bpeds.tokenizer.persist` (``persist.load(path)`` is the same).
         """
         return _model_json.build(cls, _model_json.read(path))
 

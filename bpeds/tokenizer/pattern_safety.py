@@ -18,14 +18,14 @@ compiling, a pattern that breaks any of these limits:
   could not be saved again).
 
 The built-in patterns have sizes under a hundred; a real tokenizer's pattern
-is far inside every limit. :func:`bpeds.pretokenize.compile_pattern` calls
+is far inside every limit. :func:`bpeds.tokenizer.pretokenize.compile_pattern` calls
 :func:`check_pattern` on every pattern it compiles, so the limits hold for
 patterns from files, from the command line and from code alike.
 
 **Matching.** A pattern with ambiguous repeats can take exponential time on a
 short text: ``(?:a|aa)+$`` on forty ``a`` and a ``!`` backtracks for minutes.
 No cheap test tells such a pattern from a safe one, so a pattern that is not
-one of bpeds's own (:data:`bpeds.pretokenize.PATTERNS`, linear by design) is
+one of bpeds's own (:data:`bpeds.tokenizer.pretokenize.PATTERNS`, linear by design) is
 matched with a time limit: :class:`TimedPattern` gives each ``findall`` over a
 text of ``n`` characters :data:`MATCH_SECONDS` ``+ n *``
 :data:`MATCH_SECONDS_PER_CHAR` seconds (the built-in patterns split about five
@@ -80,7 +80,7 @@ MATCH_SECONDS_PER_CHAR = 20e-6
 
 
 class PatternLimitError(TokenizerError):
-    """A split pattern exceeds a limit of :mod:`bpeds.pattern_safety` (a ``ValueError``).
+    """A split pattern exceeds a limit of :mod:`bpeds.tokenizer.pattern_safety` (a ``ValueError``).
 
     Raised before the pattern is compiled, so nothing was allocated for it.
     """
@@ -90,7 +90,7 @@ class PatternTimeoutError(TokenizerError):
     """Matching a split pattern took longer than its time limit (a ``ValueError``).
 
     The pattern backtracks catastrophically on this text (or the limit of
-    :mod:`bpeds.pattern_safety` is too small for the machine). No result was
+    :mod:`bpeds.tokenizer.pattern_safety` is too small for the machine). No result was
     produced; the tokenizer is unchanged and can encode other texts.
     """
 
@@ -133,7 +133,7 @@ def check_coverage(pieces: list[str], text: str, source: str) -> list[str]:
     >>> check_coverage(["a", "b"], "a b", "[a-z]")
     Traceback (most recent call last):
     ...
-    bpeds.pattern_safety.UncoveredTextError: the split pattern '[a-z]' does not match ' ' at ...
+    bpeds.tokenizer.pattern_safety.UncoveredTextError: the split pattern '[a-z]' does not match ...
     """
     if sum(map(len, pieces)) == len(text):
         return pieces
@@ -292,7 +292,7 @@ def check_pattern(source: str) -> None:
     >>> check_pattern("a{100000000}")
     Traceback (most recent call last):
     ...
-    bpeds.pattern_safety.PatternLimitError: split pattern refused: its size exceeds 100000 ...
+    bpeds.tokenizer.pattern_safety.PatternLimitError: split pattern refused: its size exceeds ...
 
     The limits are listed in the module docstring. A value that is not a
     ``str`` raises ``TypeError``. Complexity: O(len(source)), nothing compiled.
@@ -343,7 +343,7 @@ class TimedPattern:
             raise PatternTimeoutError(
                 f"the split pattern {_shorten(self.pattern)} took more than {seconds:.2g} s on "
                 f"a text of {len(text)} characters: it backtracks catastrophically (raise "
-                "bpeds.pattern_safety.MATCH_SECONDS to give it more time)"
+                "bpeds.tokenizer.pattern_safety.MATCH_SECONDS to give it more time)"
             ) from None
         if sum(map(len, found)) != len(text):
             at = _first_gap(found, text)

@@ -24,7 +24,7 @@ tiktoken does (a surrogate *pair* written as two code points becomes the one
 character it encodes); this is the only case where ``decode(encode(x)) != x``.
 
 Not handled here: training, files, the tokenizer's validation. This module
-sits below :mod:`bpeds.tokenizer` and knows nothing of it: ``encode_batch``
+sits below :mod:`bpeds.tokenizer.core` and knows nothing of it: ``encode_batch``
 takes any picklable object with ``encode``/``encode_ordinary`` methods.
 """
 
@@ -41,9 +41,9 @@ from typing import Any, Literal, Protocol
 import regex
 
 from bpeds.errors import BpedsError
-from bpeds.fastsplit import fast_findall
-from bpeds.pattern_safety import TimedPattern
-from bpeds.special import special_token_regex
+from bpeds.tokenizer.fastsplit import fast_findall
+from bpeds.tokenizer.pattern_safety import TimedPattern
+from bpeds.tokenizer.special import special_token_regex
 
 __all__ = [
     "BatchEncoder",
@@ -199,7 +199,7 @@ class Encoder:
 
     ``table[i]`` is the bytes of token ``i`` for every byte and merge id;
     ``pattern`` is the compiled split regex or ``None`` (text is split by
-    :func:`bpeds.fastsplit.fast_findall`: exactly its ``findall``, at ``re``'s
+    :func:`bpeds.tokenizer.fastsplit.fast_findall`: exactly its ``findall``, at ``re``'s
     speed on ASCII stretches); ``special`` maps text to id. Building costs
     O(total bytes of all tokens); the tables are what tiktoken keeps too.
     """
@@ -234,7 +234,7 @@ class Encoder:
         self._cache: dict[str, list[int]] = {}
         self._regexes: dict[frozenset[str], regex.Pattern[str]] = {}
         #: Encodes one piece's bytes: :func:`bpe` by rank, or the tokenizer's own rule
-        #: when it is not rank merging (a loop variant's event log: see bpeds.replay).
+        #: when it is not rank merging (a loop variant's event log: see bpeds.tokenizer.replay).
         self._piece: Callable[[bytes], list[int]] = (
             partial(bpe, ranks=ranks) if piece is None else piece
         )

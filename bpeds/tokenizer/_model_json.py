@@ -1,10 +1,10 @@
 """The bpeds JSON format as text <-> the four parts of a tokenizer.
 
-The format is documented in :mod:`bpeds.persist`, whose functions (and
+The format is documented in :mod:`bpeds.tokenizer.persist`, whose functions (and
 :meth:`bpeds.tokenizer.Tokenizer.save`/``load``) are the public way in. This
 module holds the part of it that needs no :class:`~bpeds.tokenizer.Tokenizer`
 (rendering the parts, parsing and checking the document), so that it sits
-below the tokenizer and both the tokenizer and :mod:`bpeds.persist` can use
+below the tokenizer and both the tokenizer and :mod:`bpeds.tokenizer.persist` can use
 it. What the parts mean (merge ids, special ids, the pattern) is checked by
 the tokenizer's constructor; :func:`build` turns its complaints into
 :class:`~bpeds.errors.ModelFormatError`.
@@ -17,9 +17,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
-from bpeds._limits import check_text, read_limited, short_repr
 from bpeds.errors import ModelFormatError
-from bpeds.pattern_safety import MAX_PATTERN_LENGTH
+from bpeds.tokenizer._limits import check_text, read_limited, short_repr
+from bpeds.tokenizer.pattern_safety import MAX_PATTERN_LENGTH
 
 __all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"]
 
@@ -192,7 +192,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     if pattern is not None and len(pattern) > MAX_PATTERN_LENGTH:
         raise fail(
             f'"pattern" is {len(pattern)} characters long, more than the {MAX_PATTERN_LENGTH} '
-            "a split pattern may have (bpeds.pattern_safety)"
+            "a split pattern may have (bpeds.tokenizer.pattern_safety)"
         )
     check_text([pattern, special, options], "the file", fail)
     events = doc.get("events")
@@ -206,7 +206,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
 def read(path: str | os.PathLike[str]) -> ModelParts:
     """:func:`parse` of a file's bytes, named by its path. ``OSError`` if it cannot be read.
 
-    A directory, a device, or a file larger than :data:`bpeds._limits.MAX_MODEL_BYTES`
+    A directory, a device, or a file larger than :data:`bpeds.tokenizer._limits.MAX_MODEL_BYTES`
     raises :class:`~bpeds.errors.ModelFormatError` without being read whole.
     """
     return parse(read_limited(path, "a model file", ModelFormatError), source=os.fspath(path))

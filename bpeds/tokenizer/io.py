@@ -44,7 +44,7 @@ letters, digits or punctuation stops either way, an optional suffix
 the cut reaches it. The one exception is GPT-4o's punctuation run, whose tail
 ``[\\r\\n/]*`` takes slashes after the newlines (``".\\n/"`` is one chunk),
 hence no cut before a ``/``. Tests check this with Hypothesis against
-:func:`bpeds.pretokenize.split` on the whole text for tiny block sizes. A
+:func:`bpeds.tokenizer.pretokenize.split` on the whole text for tiny block sizes. A
 *custom* pattern is cut at the same points, which is exact when the same two
 properties hold for it (they do for most word/space/punctuation patterns; a
 pattern whose match can end in a space, like ``\\w+ ``, breaks them). With
@@ -78,8 +78,8 @@ from typing import IO, Literal
 import regex
 
 from bpeds.errors import BpedsError
-from bpeds.pretokenize import NEWLINE_CUT
-from bpeds.special import special_token_regex
+from bpeds.tokenizer.pretokenize import NEWLINE_CUT
+from bpeds.tokenizer.special import special_token_regex
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",

@@ -1,8 +1,8 @@
 """Special tokens: validating their texts and ids, and finding them in text.
 
 The one home of these rules, shared by :class:`~bpeds.tokenizer.Tokenizer`,
-training (:func:`bpeds.training.train`), reading training text
-(:mod:`bpeds.io`) and encoding (:mod:`bpeds.encoder`):
+training (:func:`bpeds.tokenizer.training.train`), reading training text
+(:mod:`bpeds.tokenizer.io`) and encoding (:mod:`bpeds.tokenizer.encoder`):
 
 - :func:`check_special_texts`: texts are non-empty, unique, valid Unicode, and
   no proper suffix of one is a proper prefix of another;

@@ -15,7 +15,7 @@ where a rendering decodes UTF-8 with U+FFFD for invalid bytes and escapes
 control characters as ``\\uXXXX``. It is lossy and never read back.
 
 What the format cannot hold, and is therefore refused on writing with a
-:class:`~bpeds.formats.FormatError` (minbpe would read it back differently):
+:class:`~bpeds.tokenizer.formats.FormatError` (minbpe would read it back differently):
 a pattern with a line break or with leading/trailing whitespace (minbpe
 strips each line), an empty pattern (it reads back as "no split"), and a
 special token containing whitespace (minbpe splits the line on it). Not kept
@@ -27,9 +27,10 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from bpeds._files import write_files
-from bpeds._limits import short_repr
-from bpeds.formats._common import (
+from bpeds.tokenizer._files import write_files
+from bpeds.tokenizer._limits import short_repr
+from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,
     build_tokenizer,
@@ -37,8 +38,7 @@ from bpeds.formats._common import (
     read_bytes,
     refuse_replay,
 )
-from bpeds.pretokenize import PATTERNS
-from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.pretokenize import PATTERNS
 
 __all__ = [
     "MINBPE_VERSION",

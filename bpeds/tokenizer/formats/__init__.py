@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import re
 
-from bpeds import _model_json
-from bpeds.formats._common import (
+from bpeds.tokenizer import _model_json
+from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,
     decode_utf8,
     parse_json,
     read_bytes,
 )
-from bpeds.formats.hf import (
+from bpeds.tokenizer.formats.hf import (
     from_hf_json,
     hf_tokenizer_json,
     load_hf,
@@ -25,13 +26,13 @@ from bpeds.formats.hf import (
     save_hf,
     to_hf,
 )
-from bpeds.formats.minbpe import (
+from bpeds.tokenizer.formats.minbpe import (
     MINBPE_VERSION,
     load_minbpe,
     parse_minbpe_model,
     save_minbpe,
 )
-from bpeds.formats.tiktoken_format import (
+from bpeds.tokenizer.formats.tiktoken_format import (
     from_tiktoken_encoding,
     from_tiktoken_ranks,
     load_tiktoken,
@@ -39,7 +40,6 @@ from bpeds.formats.tiktoken_format import (
     tiktoken_ranks,
     to_tiktoken,
 )
-from bpeds.tokenizer import Tokenizer
 
 __all__ = [
     "FormatError",
@@ -70,7 +70,7 @@ _BPEDS_HEAD = re.compile(rb'^\{\s*"format"\s*:\s*"bpeds"')
 def load_model(path: PathLike) -> Tokenizer:
     """Read a model file of any kind recognised from its contents.
 
-    bpeds JSON (``"format": "bpeds"``, see :mod:`bpeds.persist`), a Hugging
+    bpeds JSON (``"format": "bpeds"``, see :mod:`bpeds.tokenizer.persist`), a Hugging
     Face ``tokenizer.json`` (an object with a ``model``; its ids must already
     follow bpeds's numbering, else use :func:`load_hf` with ``renumber=True``),
     or a minbpe ``.model`` (first line ``minbpe v1``). These are the files every
@@ -78,7 +78,7 @@ def load_model(path: PathLike) -> Tokenizer:
 
     A missing file raises ``FileNotFoundError``; a corrupt bpeds JSON file
     (one that starts as bpeds's files do, ``{"format": "bpeds"``, truncated or
-    not), :class:`~bpeds.persist.ModelFormatError`; anything else wrong (another kind
+    not), :class:`~bpeds.tokenizer.persist.ModelFormatError`; anything else wrong (another kind
     of file, a corrupt file of these kinds), :class:`FormatError` saying how to
     convert it. Complexity: that of the reader for its kind.
     """

@@ -23,7 +23,7 @@ from itertools import islice
 import regex
 
 from bpeds.errors import TokenizerError
-from bpeds.pattern_safety import check_pattern
+from bpeds.tokenizer.pattern_safety import check_pattern
 
 __all__ = [
     "GPT2_PATTERN",
@@ -63,8 +63,8 @@ PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "gpt4o": GPT4O_PATTERN}
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compile a named or literal pattern; a pattern that does not compile raises ValueError.
 
-    A pattern beyond the limits of :mod:`bpeds.pattern_safety` raises its
-    :class:`~bpeds.pattern_safety.PatternLimitError` (a ``ValueError``) before
+    A pattern beyond the limits of :mod:`bpeds.tokenizer.pattern_safety` raises its
+    :class:`~bpeds.tokenizer.pattern_safety.PatternLimitError` (a ``ValueError``) before
     anything is compiled.
 
     >>> compile_pattern("gpt2").findall("Hello world")
@@ -74,7 +74,7 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
         raise TypeError(f"a split pattern is a str, got {type(pattern).__name__}")
     source = PATTERNS.get(pattern, pattern)
     if source not in _CACHE:
-        check_pattern(source)  # limits on what compiling may cost (bpeds.pattern_safety)
+        check_pattern(source)  # limits on what compiling may cost (bpeds.tokenizer.pattern_safety)
     try:
         return _compiled(source)
     except regex.error as exc:
@@ -136,10 +136,10 @@ GLUED = "\uffff"
 # (it adds U+001C..U+001F), so a character that is not ``re``-whitespace is not
 # ``regex``-whitespace either: every test below errs on the side of not cutting.
 _UNSAFE_SPACES = re.compile(r"\s +\S?")
-#: Rule 2 of :class:`Segmenter` for GPT-4o, also :mod:`bpeds.io`'s second streaming cut
+#: Rule 2 of :class:`Segmenter` for GPT-4o, also :mod:`bpeds.tokenizer.io`'s second streaming cut
 #: point for every pattern: after a newline with a non-whitespace character on each side,
 #: the next one not ``/``. Read here by the stdlib ``re`` (``\s`` is ``str.isspace``:
-#: errs towards not cutting) and in :mod:`bpeds.io` by ``regex`` (the patterns' own
+#: errs towards not cutting) and in :mod:`bpeds.tokenizer.io` by ``regex`` (the patterns' own
 #: ``\s``); both are exact.
 NEWLINE_CUT = r"(?<=\S\n)(?=[^\s/])"
 #: The patterns the cut rules are proven for, each with its rule-2 cut (GPT-2 and GPT-4

@@ -1,4 +1,4 @@
-"""Atomic, no-overwrite file writing, shared by :mod:`bpeds.persist` and :mod:`bpeds.formats`.
+"""Atomic, no-overwrite file writing: model files, other formats, counts files, reports.
 
 Not public API: the functions that write files document what they promise.
 """

@@ -57,9 +57,9 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bpeds._files import check_targets, write_stream
 from bpeds.errors import BpedsError
-from bpeds.pretokenize import resolve_pattern
+from bpeds.tokenizer._files import check_targets, write_stream
+from bpeds.tokenizer.pretokenize import resolve_pattern
 
 __all__ = [
     "FORMAT_VERSION",
@@ -339,7 +339,7 @@ def _check_specials(special_tokens: Iterable[str]) -> tuple[str, ...]:
 
 
 def _pattern_label(pattern: str | None) -> str:
-    from bpeds.pretokenize import PATTERNS
+    from bpeds.tokenizer.pretokenize import PATTERNS
 
     for name, source in PATTERNS.items():
         if source == pattern:

@@ -38,7 +38,7 @@ RoBERTa-style without prefix space, Llama 3, or one written here);
 :func:`load_hf_vocab_merges` reads GPT-2's ``vocab.json`` + ``merges.txt``
 pair. Anything that is not byte-level BPE, or that changes text in a way
 bpeds cannot (a normalizer, ``add_prefix_space``, dropout, subword prefixes,
-stripping added tokens), is refused with a :class:`~bpeds.formats.FormatError`.
+stripping added tokens), is refused with a :class:`~bpeds.tokenizer.formats.FormatError`.
 Post-processors (which add e.g. a BOS token) are not imported.
 """
 
@@ -49,9 +49,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from bpeds._files import write_files
-from bpeds._limits import short_repr
-from bpeds.formats._common import (
+from bpeds.scoring.ties import gpt2_byte_to_unicode
+from bpeds.tokenizer._files import write_files
+from bpeds.tokenizer._limits import short_repr
+from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,
     bpe_parts,
@@ -64,9 +66,7 @@ from bpeds.formats._common import (
     refuse_replay,
     renumber_specials,
 )
-from bpeds.pretokenize import GPT2_PATTERN, PATTERNS
-from bpeds.scoring.ties import gpt2_byte_to_unicode
-from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS
 
 if TYPE_CHECKING:
     import tokenizers

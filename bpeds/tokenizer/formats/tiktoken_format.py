@@ -28,8 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bpeds._files import write_files
-from bpeds.formats._common import (
+from bpeds.tokenizer._files import write_files
+from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,
     bpe_parts,
@@ -40,7 +41,6 @@ from bpeds.formats._common import (
     refuse_replay,
     renumber_specials,
 )
-from bpeds.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     import tiktoken

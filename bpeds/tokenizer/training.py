@@ -1,6 +1,6 @@
 """Training a :class:`~bpeds.tokenizer.Tokenizer` from text, iterables or files.
 
-:func:`train` reads the data as units (see :mod:`bpeds.io`: each ``str`` item
+:func:`train` reads the data as units (see :mod:`bpeds.tokenizer.io`: each ``str`` item
 and each file is one unit the pattern sees on its own; special-token text is
 cut out), splits it with the pattern, counts the pieces (type mode) or keeps
 them in order (sequence mode), and runs :class:`~bpeds.driver.MergeDriver`
@@ -41,14 +41,18 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from bpeds._files import check_targets
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
-from bpeds.counts import Counts, SpillCounter
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
-from bpeds.encoder import bpe
-from bpeds.fastsplit import fast_findall, splitter
-from bpeds.io import (
+from bpeds.scoring.base import Score
+from bpeds.scoring.registry import describe_score, get_score
+from bpeds.scoring.ties import TieRule, tie_rule
+from bpeds.tokenizer._files import check_targets
+from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.counts import Counts, SpillCounter
+from bpeds.tokenizer.encoder import bpe
+from bpeds.tokenizer.fastsplit import fast_findall, splitter
+from bpeds.tokenizer.io import (
     DEFAULT_BLOCK_SIZE,
     InvalidTextError,
     check_block_size,
@@ -57,14 +61,10 @@ from bpeds.io import (
     iter_segments,
     iter_units,
 )
-from bpeds.pattern_safety import check_coverage
-from bpeds.pretokenize import PATTERNS, _compiled, resolve_pattern, segmenter
-from bpeds.progress import Progress, resolve_progress
-from bpeds.scoring.base import Score
-from bpeds.scoring.registry import describe_score, get_score
-from bpeds.scoring.ties import TieRule, tie_rule
-from bpeds.special import check_special_ids, check_special_texts
-from bpeds.tokenizer import Tokenizer
+from bpeds.tokenizer.pattern_safety import check_coverage
+from bpeds.tokenizer.pretokenize import PATTERNS, _compiled, resolve_pattern, segmenter
+from bpeds.tokenizer.progress import Progress, resolve_progress
+from bpeds.tokenizer.special import check_special_ids, check_special_texts
 from bpeds.variants import Variant, get_variant
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
@@ -97,9 +97,10 @@ class _Default(enum.Enum):
 
 #: Characters of text per batch handed to a worker.
 BATCH_CHARS = 1 << 20
-#: Texts from this many characters on are counted by :meth:`bpeds.pretokenize.Segmenter.count`
-#: (built-in patterns only, where the ASCII fast path of :mod:`bpeds.fastsplit` does not
-#: apply: it is faster): the same counts in the same order, ~1.1-1.3x faster on English.
+#: Texts from this many characters on are counted by
+#: :meth:`bpeds.tokenizer.pretokenize.Segmenter.count` (built-in patterns only, where the
+#: ASCII fast path of :mod:`bpeds.tokenizer.fastsplit` does not apply: it is faster): the
+#: same counts in the same order, ~1.1-1.3x faster on English.
 SEGMENT_MIN_CHARS = 1 << 12
 
 OnMerge = Callable[[MergeRecord, bytes], None]
@@ -110,9 +111,9 @@ _OWN_PATTERNS = frozenset(PATTERNS.values())
 
 def _findall(source: str | None) -> Callable[[str], list[str]] | None:
     """``findall`` of the pattern (with the exact ASCII fast path of
-    :mod:`bpeds.fastsplit`); for a pattern not of bpeds's own (which match every
+    :mod:`bpeds.tokenizer.fastsplit`); for a pattern not of bpeds's own (which match every
     character), one that refuses text the pattern leaves unmatched (see
-    :func:`bpeds.pattern_safety.check_coverage`)."""
+    :func:`bpeds.tokenizer.pattern_safety.check_coverage`)."""
     if source is None:
         return None
     findall = fast_findall(_compiled(source))
@@ -128,11 +129,11 @@ def _covering_findall(findall: Callable[[str], list[str]], source: str, text: st
 def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
     """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list.
 
-    Texts are split by :func:`bpeds.fastsplit.fast_findall` (exactly the
+    Texts are split by :func:`bpeds.tokenizer.fastsplit.fast_findall` (exactly the
     pattern's ``findall``). In type mode, a long text under a built-in pattern
     that the ASCII fast path does not apply to is counted by cutting it where
     cutting provably cannot change the split and splitting each distinct
-    stretch once (:class:`bpeds.pretokenize.Segmenter`).
+    stretch once (:class:`bpeds.tokenizer.pretokenize.Segmenter`).
     """
     findall = _findall(source)
     if sequence:
@@ -299,7 +300,7 @@ def _counts_of(segments: Iterable[str], source: str | None, specials: tuple[str,
 def _count_data(
     data: object, source: str | None, specials: tuple[str, ...], errors: str, block_size: int
 ) -> Counts:
-    """The counts of ``data`` (any unit :func:`bpeds.io.iter_segments` reads)."""
+    """The counts of ``data`` (any unit :func:`bpeds.tokenizer.io.iter_segments` reads)."""
     segments = iter_segments(
         data,
         pattern=source,
@@ -518,7 +519,7 @@ def count(
     ``block_size``: as for :func:`train`. Files named ``.gz``, ``.bz2``,
     ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed;
     each row of a ``.parquet`` file's ``text`` (else ``content``) column is
-    a unit (with ``pyarrow``; see :func:`bpeds.io.parquet_texts`).
+    a unit (with ``pyarrow``; see :func:`bpeds.tokenizer.io.parquet_texts`).
 
     Where the work runs: ``workers=N`` splits and counts in ``N`` local
     processes (the parent reads the files; default: the cores available, as
@@ -538,7 +539,7 @@ def count(
     ``max_memory`` (bytes): the table being counted is kept under this
     budget by spilling sorted runs to disk (in ``spill_dir``, default the
     system's temporary directory) and merging them exactly at the end (see
-    :class:`~bpeds.counts.SpillCounter`); the returned counts are then built
+    :class:`~bpeds.tokenizer.counts.SpillCounter`); the returned counts are then built
     in memory, so to bound memory end to end write them with
     :func:`count_to_file`. ``min_count``: leave out pieces counted fewer
     times in all (their exact totals are added first). This is the one
@@ -557,14 +558,14 @@ def count(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
     )
     if plan.bag:
-        from bpeds import _dask
+        from bpeds.tokenizer import _dask
 
         options = (plan.source, plan.specials, plan.errors, plan.block_size)
         got = _dask.count_bag(data, _count_partition, options, executor, TREE_FANIN)
         return _at_least(got or plan.empty(), plan.min_count)
     _warn_if_path_like_text(data)
     if _is_dask_client(executor) and max_memory is None:
-        from bpeds import _dask
+        from bpeds.tokenizer import _dask
 
         tasks = _tasks(data, plan.source, plan.specials, plan.errors, plan.block_size)
         got = _dask.count_on_client(executor, tasks, TREE_FANIN)
@@ -595,7 +596,7 @@ def count_to_file(
 
     With ``max_memory`` the whole table is never held: counting spills
     sorted runs, and writing merges them and sorts them back into order of
-    first appearance on disk (see :meth:`~bpeds.counts.SpillCounter.save`).
+    first appearance on disk (see :meth:`~bpeds.tokenizer.counts.SpillCounter.save`).
     The file is what ``count(data, ...).save(path)`` writes. ``path`` is
     checked first (``FileExistsError`` unless ``overwrite``; a missing
     directory ``FileNotFoundError``). A ``dask.bag`` is refused here (its
@@ -766,7 +767,7 @@ def _special_texts(
     special_tokens: Iterable[str] | Mapping[str, int],
 ) -> tuple[list[str], Mapping[str, int] | None]:
     """The special texts, checked, and the mapping text -> id if one was given (its ids
-    are checked by :func:`bpeds.special.check_special_ids` once the merges are known)."""
+    are checked by :func:`bpeds.tokenizer.special.check_special_ids` once the merges are known)."""
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of texts or a dict text -> id, not a str")
     if isinstance(special_tokens, Mapping):
@@ -854,7 +855,7 @@ def train(
     ``data``: a ``str`` (one unit of text; a warning is given if it is also
     the name of a file), a path (``os.PathLike``: one file, one unit), or an
     iterable of ``str`` items and paths (one unit each); see
-    :mod:`bpeds.io` for what a unit means and how files are streamed. Or a
+    :mod:`bpeds.tokenizer.io` for what a unit means and how files are streamed. Or a
     mapping ``{group name: data}`` (names are ``str``, each value any of the
     above): every piece keeps its group (numbered in the mapping's order),
     for scores that read per-group counts, and the model records the names
@@ -870,7 +871,7 @@ def train(
     (after ``he``, English is compressed better than German, so
     ``group_frequency`` serves German next; frequency takes ``the``.)
 
-    ``data`` may also be a :class:`~bpeds.counts.Counts` (see :func:`count`),
+    ``data`` may also be a :class:`~bpeds.tokenizer.counts.Counts` (see :func:`count`),
     or a mapping of groups to counts: the same merges as training on the
     text they were counted from, without reading it (type mode only). The
     counts' pattern and special tokens are used: a ``pattern`` or ``preset``
@@ -915,7 +916,7 @@ def train(
     Variants that remove tokens need ``representation="type"``.
     ``base``: continue training from this tokenizer (a
     :class:`~bpeds.tokenizer.Tokenizer`, or a model file in any format
-    :func:`bpeds.formats.load_model` reads): every piece of ``data`` starts as
+    :func:`bpeds.tokenizer.formats.load_model` reads): every piece of ``data`` starts as
     the base encodes it, every base token and merge keeps its id and rank, and
     the new merges rank after them, so ``vocab_size`` counts the base's tokens
     too. ``pattern`` defaults to the base's; base special tokens keep their ids
@@ -926,19 +927,19 @@ def train(
     (:func:`available_cores`: its CPU affinity and container quota), with
     processes started only for data of more than one batch (about a
     million characters); ``workers=1`` never starts processes.
-    ``progress``: see :func:`bpeds.progress.resolve_progress` (the bar
+    ``progress``: see :func:`bpeds.tokenizer.progress.resolve_progress` (the bar
     counts merges). ``preset``: ``"minbpe-basic"``,
     ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`): it sets
     ``pattern``, ``tie`` and ``representation``; passing one of them with
     another value (even the usual default, such as ``pattern="gpt4"`` with
     ``preset="hf"``) raises ``ValueError``.
     ``errors``: ``"strict"`` or ``"replace"`` for invalid UTF-8 in files and
-    lone surrogates in strings (see :mod:`bpeds.io`). ``on_merge(record,
+    lone surrogates in strings (see :mod:`bpeds.tokenizer.io`). ``on_merge(record,
     token_bytes)`` is called after every merge. ``block_size``: bytes read
     from a file at a time.
 
     Errors: ``ValueError``/``TypeError`` naming the bad argument (checked
-    before any data is read); :class:`~bpeds.io.InvalidTextError` for invalid
+    before any data is read); :class:`~bpeds.tokenizer.io.InvalidTextError` for invalid
     text; ``OSError`` for unreadable files.
 
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
@@ -1262,7 +1263,7 @@ def _base_tokenizer(base: object) -> Tokenizer:
     if isinstance(base, Tokenizer):
         tok = base
     elif isinstance(base, str | os.PathLike):
-        from bpeds.formats import load_model  # (same layer: formats build tokenizers)
+        from bpeds.tokenizer.formats import load_model  # (same layer: formats build tokenizers)
 
         tok = load_model(base)
     else:
@@ -1370,7 +1371,7 @@ def _counts_options(
 
 
 def _label(source: str | None) -> str:
-    from bpeds.pretokenize import PATTERNS
+    from bpeds.tokenizer.pretokenize import PATTERNS
 
     names = [n for n, s in PATTERNS.items() if s == source]
     return names[0] if names else ("none" if source is None else repr(source))

@@ -10,7 +10,7 @@ piece for piece, on any text:
 
 - **ASCII text** is split by the narrowed pattern (:func:`narrow`);
 - **mixed text** is cut where cutting provably cannot change the split (the
-  cut rules of :class:`bpeds.pretokenize.Segmenter`), so that each non-ASCII
+  cut rules of :class:`bpeds.tokenizer.pretokenize.Segmenter`), so that each non-ASCII
   character lies in an *island* from the last cut before it to the first cut
   after it; islands go to ``regex``, the ASCII stretches between them to
   ``re``. Text with many runs of non-ASCII characters (most non-English
@@ -50,7 +50,7 @@ from collections.abc import Callable
 
 import regex
 
-from bpeds.pretokenize import cut_points
+from bpeds.tokenizer.pretokenize import cut_points
 
 __all__ = ["FastSplit", "fast_findall", "narrow", "splitter"]
 
@@ -301,7 +301,7 @@ class FastSplit:
     (see the module docstring for why, and which patterns take the fast path;
     for the others ``findall`` *is* ``compiled.findall``).
 
-    >>> from bpeds.pretokenize import compile_pattern
+    >>> from bpeds.tokenizer.pretokenize import compile_pattern
     >>> fs = FastSplit(compile_pattern("gpt2"))
     >>> fs.findall("Hello world, café au lait!")
     ['Hello', ' world', ',', ' café', ' au', ' lait', '!']
@@ -430,7 +430,7 @@ _SPLITTERS: dict[tuple[str, int], FastSplit] = {}
 def splitter(compiled: regex.Pattern[str]) -> FastSplit:
     """The :class:`FastSplit` of ``compiled``, one per pattern and process (cached).
 
-    >>> from bpeds.pretokenize import compile_pattern
+    >>> from bpeds.tokenizer.pretokenize import compile_pattern
     >>> splitter(compile_pattern("gpt2")).mixed, splitter(compile_pattern(r"\\w+|\\W+")).mixed
     (True, False)
     """
@@ -444,7 +444,7 @@ def splitter(compiled: regex.Pattern[str]) -> FastSplit:
 def fast_findall(compiled: regex.Pattern[str]) -> Callable[[str], list[str]]:
     """``compiled.findall``, or the same function taking the ASCII fast path.
 
-    >>> from bpeds.pretokenize import compile_pattern
+    >>> from bpeds.tokenizer.pretokenize import compile_pattern
     >>> fast_findall(compile_pattern("gpt4"))("it's 2024")
     ['it', "'s", ' ', '202', '4']
     """

@@ -1,0 +1,85 @@
+"""The tokenizer layer: a byte-level BPE tokenizer built on the merge driver.
+
+Its modules, bottom to top (each imports only modules listed before it, and the
+layers below: the vocabulary, the scores, the corpus representations, the driver):
+
+- :mod:`~bpeds.tokenizer.pattern_safety`, :mod:`~bpeds.tokenizer.pretokenize`,
+  :mod:`~bpeds.tokenizer.special`, :mod:`~bpeds.tokenizer.replay`: split
+  patterns and their limits, special-token rules, loop-variant event logs.
+- :mod:`~bpeds.tokenizer.fastsplit`: the split at ``re``'s speed on ASCII.
+- :mod:`~bpeds.tokenizer.counts`: pre-token counts, as a value and as a file.
+- :mod:`~bpeds.tokenizer.encoder`: encoding (rank by bytes, tiktoken's semantics).
+- :mod:`~bpeds.tokenizer.core`: the :class:`Tokenizer` itself.
+- :mod:`~bpeds.tokenizer.io` (training input), :mod:`~bpeds.tokenizer.training`
+  (``train`` and ``count``), :mod:`~bpeds.tokenizer.progress`,
+  :mod:`~bpeds.tokenizer.persist` (the JSON model file) and
+  :mod:`bpeds.tokenizer.formats` (minbpe, Hugging Face, tiktoken files).
+
+This package exports what the module ``bpeds.tokenizer`` always has
+(:class:`Tokenizer`, :class:`TokenizerError`, ...). Like :mod:`bpeds`, it
+imports each name the first time it is used (PEP 562), so importing one of its
+modules (say :mod:`bpeds.tokenizer.pretokenize`) loads only what that module needs.
+
+The modules used to sit directly under ``bpeds`` (``bpeds.training``,
+``bpeds.formats``, ...). Those paths still import, as the same module objects,
+with a ``DeprecationWarning`` naming the new path (see ``bpeds._aliases``).
+"""
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bpeds.errors import TokenizerError
+    from bpeds.tokenizer.core import Tokenizer
+    from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
+    from bpeds.tokenizer.pretokenize import resolve_pattern
+    from bpeds.tokenizer.special import check_special_texts
+    from bpeds.vocab import BYTE_TOKENS
+
+#: Where each exported name lives.
+_LAZY = {
+    "BYTE_TOKENS": "bpeds.vocab",
+    "SpecialTokenError": "bpeds.tokenizer.encoder",
+    "Tokenizer": "bpeds.tokenizer.core",
+    "TokenizerError": "bpeds.errors",
+    "UnknownTokenError": "bpeds.tokenizer.encoder",
+    "check_special_texts": "bpeds.tokenizer.special",
+    "resolve_pattern": "bpeds.tokenizer.pretokenize",
+}
+
+__all__ = [
+    "BYTE_TOKENS",
+    "SpecialTokenError",
+    "Tokenizer",
+    "TokenizerError",
+    "UnknownTokenError",
+    "check_special_texts",
+    "resolve_pattern",
+]
+
+
+def __getattr__(name: str) -> object:
+    """An exported name, a submodule (``bpeds.tokenizer.training``), or another
+    name of :mod:`bpeds.tokenizer.core` (what the former module ``bpeds.tokenizer``
+    held), imported on first use."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    core = importlib.import_module(f"{__name__}.core")
+    if hasattr(core, name):
+        return getattr(core, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The exported names."""
+    return sorted(__all__)
