@@ -225,20 +225,32 @@ class MergeDriver:
         num_groups = len(gtokens)
         gbytes = tuple(gtokens) if want_groups else ()
         now = Totals(sum(gtokens), sum(counts.values()), gbytes, gbytes)
-        stats = Stats(
-            depends,
-            vocab.length,
-            uni if want_parts else None,
-            lambda: now,
-            gcounts if want_groups else None,
-            pack_pair,
-            vocab.token_bytes,
-        )
+        # A score with epochs is stored as bounds at its epoch's totals (see step 1).
+        epochs = depends is Dependency.GLOBAL and declared(score, "epochs")
+        epoch_at = score.epoch(now) if epochs else now
+
+        def stats_for(totals: Callable[[], Totals]) -> Stats:
+            return Stats(
+                depends,
+                vocab.length,
+                uni if want_parts else None,
+                totals,
+                gcounts if want_groups else None,
+                pack_pair,
+                vocab.token_bytes,
+            )
+
+        stats = stats_for((lambda: epoch_at) if epochs else (lambda: now))
+        exact_stats = stats_for(lambda: now)  # (epochs: the scores themselves)
         # -- the priority of a pair, from what the score declares -----------------
         min_count = max(self.min_count, score.min_count)
         max_len, length = self.max_token_length, vocab.length
-        is_count, raw = declared(score, "is_count"), score.score
-        kernel = declared(score, "kernel") if want_parts else None
+        is_count = declared(score, "is_count")
+        raw_score = score.score
+        raw = score.epoch_bound if epochs else raw_score
+        kernel = declared(score, "kernel") if want_parts and not epochs else None
+        if epochs:
+            kernel = score.epoch_kernel(epoch_at)
         integer, numeric = declared(score, "integer"), declared(score, "numeric")
         dynamic = tie.dynamic
         shift = run.position_limit.bit_length() + 1
@@ -273,8 +285,13 @@ class MergeDriver:
 
         counts_get = counts.get
 
+        holding: set[int] = set()  # epochs: pairs taken off the heap while selecting
+
         def current(k: int) -> Any:
-            """The pair's exact priority now (the selection structure's check)."""
+            """The pair's exact priority now (the selection structure's check; with
+            epochs, its epoch bound). A pair held off the heap has no other entry."""
+            if holding and k in holding:
+                return None
             s = value(k, counts_get(k, 0))
             if s is None or not dynamic:
                 return s
@@ -315,7 +332,11 @@ class MergeDriver:
         select: BoundHeap | MultisetBounds
         on_heap = self.multiset is None and (integer or (numeric and not dynamic))
         # PARTS scores: each token's pairs; with a declared rise, far ones asleep.
-        rise = declared(score, "unigram_bound") if on_heap else None
+        rise = (
+            (score.epoch_unigram_bound(epoch_at) if epochs else declared(score, "unigram_bound"))
+            if on_heap
+            else None
+        )
         pairs_of = _TokenPairs(uni, rise) if rescore_parts else None
         sleep_below = self.sleep_below if rise is not None else 0.0
 
@@ -366,6 +387,9 @@ class MergeDriver:
                 pairs_of.forget(pk)
             return True
 
+        def stored_bounds() -> list[tuple[int, Any]]:
+            return list((bounds or {}).items())
+
         def make_select(items: Iterable[tuple[int, Any]]) -> BoundHeap | MultisetBounds:
             if not on_heap:
                 factory = self.multiset or _default_multiset
@@ -377,7 +401,8 @@ class MergeDriver:
                 items,
                 integer=integer,
                 rank=None if dynamic else tie.heap_tie(vocab),
-                source=lambda: new_bounds(counts),
+                # (epochs: compacted from the stored bounds, which hold for the epoch)
+                source=stored_bounds if epochs else lambda: new_bounds(counts),
                 track=not born_only,
                 guard=guard if rise is not None else None,
                 gap=1 if integer else 0,
@@ -385,6 +410,8 @@ class MergeDriver:
 
         # A score with views: one selection structure per view, built when first selected.
         views = depends is Dependency.GLOBAL and declared(score, "views")
+        if views and epochs:
+            raise ValueError(f"score {score.name!r} declares both views and epochs: choose one")
         view = stats.view = score.view(now) if views else None
         select = make_select(start)
         heaps = {view: select}
@@ -401,6 +428,66 @@ class MergeDriver:
             )
             bounds = select.bounds if isinstance(select, BoundHeap) else None
             bounds_get = bounds.get if bounds is not None else select.bound_of
+
+        def restart() -> None:
+            """Rebuild the selection structure from every pair's bound now. O(pairs)."""
+            nonlocal select, bounds, bounds_get
+            select = heaps[view] = make_select((k, bound(k, c)) for k, c in counts.items())
+            bounds = select.bounds if isinstance(select, BoundHeap) else None
+            bounds_get = bounds.get if bounds is not None else select.bound_of
+
+        static_rank = None if dynamic else tie.heap_tie(vocab)
+
+        def exact(k: int) -> Any:
+            """Epochs: the pair's score now (folded with its tie, as priorities are)."""
+            s = raw_score(counts_get(k, 0), k >> PAIR_SHIFT, k & PAIR_MASK, exact_stats)
+            if s is None or not dynamic:
+                return s
+            return fold(s, pos_lb.get(k, 0), shift)
+
+        def checked(entry: tuple[int, Any]) -> Any:
+            """The exact score of a pair taken off with its epoch bound: never above it."""
+            s = exact(entry[0])
+            if s is not None and s > entry[1]:
+                holding.clear()
+                raise BoundError(entry[0], entry[1], s)
+            return s
+
+        def best_exact(top: tuple[int, Any]) -> tuple[int, Any]:
+            """Epochs: the heap's top has the best *bound*; the best score is among the
+            pairs whose bound reaches it (taken off in order, the others put back).
+            Ties between equal scores go to the rule's smaller rank."""
+            win, win_s = top[0], checked(top)
+            held = [top]
+            holding.add(top[0])  # (its older, lower entries are dropped, not checked)
+            while True:
+                nxt = select.pop()
+                if nxt is None:
+                    break
+                held.append(nxt)
+                holding.add(nxt[0])
+                k2, b2 = nxt
+                if win_s is not None and b2 < win_s:
+                    break
+                s2 = checked(nxt)
+                if s2 is None:
+                    continue
+                if win_s is None or s2 > win_s:
+                    win, win_s = k2, s2
+                elif (
+                    s2 == win_s
+                    and not dynamic
+                    and (static_rank(k2) if static_rank else k2)
+                    < (static_rank(win) if static_rank else win)
+                ):
+                    win = k2
+            holding.clear()
+            back = [(k2, b2) for k2, b2 in held if k2 != win]
+            if bounds is not None:
+                for k2, b2 in back:
+                    bounds[k2] = b2
+            select.extend(back)
+            return win, win_s
 
         def rescore_all(pairs: list[int]) -> None:
             """Re-score ``pairs`` in every view built, ending in the selected one."""
@@ -506,7 +593,7 @@ class MergeDriver:
 
         def remove(t: int) -> tuple[int, ...]:
             """Split ``t`` into its present parts everywhere; re-score what rose."""
-            nonlocal now, view
+            nonlocal now, view, epoch_at, kernel, rise
             parts = tuple(_present_parts(vocab, t, removed))
             out.reset()
             assert split is not None  # (checked above, for variants that remove)
@@ -544,6 +631,11 @@ class MergeDriver:
                     pairs_of.add(pk for pk, c in born.items() if c >= min_count)
                 if views:
                     view = score.view(now)
+                if epochs and not score.in_epoch(now, epoch_at):
+                    epoch_at = score.epoch(now)  # (re-scoring everything below bounds it)
+                    kernel = score.epoch_kernel(epoch_at)
+                    if pairs_of is not None:  # (all awake: wake_all above)
+                        pairs_of.bound = rise = score.epoch_unigram_bound(epoch_at)
                 rescore_all(list(counts))
             return parts
 
@@ -560,6 +652,8 @@ class MergeDriver:
             # 1. select
             try:
                 best = select.pop()
+                if epochs and best is not None:
+                    best = best_exact(best)
             except BoundError as exc:
                 raise self._undeclared_rise(exc) from None
             if best is None:
@@ -628,10 +722,21 @@ class MergeDriver:
                 )
             if begin_step is not None:
                 begin_step(stats)
+            new_epoch = epochs and not score.in_epoch(now, epoch_at)
+            if new_epoch:  # every stored bound is the old epoch's: bound everything again
+                epoch_at = score.epoch(now)
+                kernel = score.epoch_kernel(epoch_at)
+                if pairs_of is not None:
+                    pairs_of.wake_all()
+                    pairs_of.bound = rise = score.epoch_unigram_bound(epoch_at)
+                restart()
 
             # 4. re-score what can have risen; push the new bounds
             if born_only:
                 select.extend(new_bounds(born))
+            elif new_epoch:
+                if pairs_of is not None:
+                    pairs_of.add(pk for pk, c in born.items() if c >= min_count)
             elif views:  # new pairs and group rises, in every view; then select in now's
                 # (a pair that rose in one group and fell by as much in another is not
                 # born: the shipped representations never report one, the seam allows it)
@@ -643,7 +748,9 @@ class MergeDriver:
                 )
                 view = score.view(now)
                 rescore_all(rising)
-            elif depends is Dependency.GLOBAL and score.totals_can_raise(before, now):
+            elif (
+                not epochs and depends is Dependency.GLOBAL and score.totals_can_raise(before, now)
+            ):
                 if pairs_of is not None:
                     pairs_of.add(pk for pk, c in born.items() if c >= min_count)
                 rescore(list(counts))
@@ -684,7 +791,13 @@ class MergeDriver:
     def _undeclared_rise(self, exc: BoundError) -> InvariantError:
         """Name the declaration that let a score rise without being re-scored."""
         score = self.score
-        if score.depends is Dependency.GLOBAL:
+        if score.depends is Dependency.GLOBAL and declared(score, "epochs"):
+            fault = (
+                "its epoch bound fell below a score it bounds: epoch_bound() must bound the "
+                "score at every totals for which in_epoch() holds, and grow as its "
+                "declarations say (count_fall_raises, unigram_fall_raises)"
+            )
+        elif score.depends is Dependency.GLOBAL:
             fault = (
                 "totals_can_raise() returned False for a change of totals that raised it: "
                 "return True whenever a change of totals can raise a pair's score"

@@ -310,13 +310,29 @@ def test_undeclared_dependency_is_refused() -> None:
 
 def test_a_lying_totals_contract_is_detected() -> None:
     class Lying(NPMI):
+        epochs = False  # (re-scored by totals_can_raise, which lies)
+
         def totals_can_raise(self, before: Any, after: Any) -> bool:
             return False
 
     text = TEXT[:3000].encode()
-    with pytest.raises(InvariantError, match="rose"):
+    with pytest.raises(InvariantError, match=r"rose.*totals_can_raise"):
         train_merges(
             TypeCorpus([text[i : i + 7] for i in range(0, len(text), 7)]), 200, score=Lying()
+        )
+
+
+def test_a_lying_epoch_is_detected() -> None:
+    class EndlessEpoch(NPMI):
+        def in_epoch(self, totals: Any, epoch: Any) -> bool:
+            return True  # (P falls far below the epoch's: its bounds no longer hold)
+
+    text = TEXT[:3000].encode()
+    with pytest.raises(InvariantError, match=r"rose.*epoch_bound"):
+        train_merges(
+            TypeCorpus([text[i : i + 7] for i in range(0, len(text), 7)]),
+            400,
+            score=EndlessEpoch(),
         )
 
 

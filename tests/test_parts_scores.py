@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
 from bpeds.scoring.base import Priority, Score, Stats
-from bpeds.scoring.strategies import PMI, LikelihoodGain, WordPiece
+from bpeds.scoring.strategies import NPMI, PMI, LikelihoodGain, WordPiece
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer.pretokenize import split
-from tests.budget import examples
+from tests.budget import FULL, examples
 
 TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 
@@ -195,3 +195,47 @@ def test_sleeping_pairs_on_real_text() -> None:
         driver = MergeDriver(TypeCorpus(chunks), 3000, score=PMI(2))
         driver.sleep_below = sleep_below
         assert as_tuples(driver.run()) == plain, f"sleep_below={sleep_below}"
+
+
+class ShortEpochs(NPMI):
+    """NPMI whose epochs end after every ``P`` fall of a 1/1000: many restarts."""
+
+    epoch_parts = 1000
+
+
+class LongEpochs(NPMI):
+    """NPMI whose epochs last while ``P`` falls by up to half: loose bounds."""
+
+    epoch_parts = 2
+
+
+@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
+def test_npmi_epochs_on_real_text_equal_the_oracle(tie: str) -> None:
+    """Epoch bounds (short and long epochs, sleeping pairs or none) give the oracle's
+    merges: each epoch's bounds hold until ``P`` leaves it, and the best exact score is
+    found among the pairs whose bound reaches it."""
+    chunks = list(split(TEXT[:5000], "gpt2"))
+    expected = as_tuples(brute_force_merges(chunks, 120, score=NPMI(2), tie=tie))
+    for score in (NPMI(2), ShortEpochs(2), LongEpochs(2)):
+        for sleep in (1 / 16, 0.0):
+            driver = MergeDriver(TypeCorpus(chunks), 120, score=score, tie=tie)
+            driver.sleep_below = sleep
+            assert as_tuples(driver.run()) == expected, (type(score).__name__, sleep)
+    for representation in CORPORA:
+        fast = records(chunks, 120, representation, True, score=NPMI(2), tie=tie)
+        assert fast == expected, representation
+
+
+def test_npmi_epochs_equal_rescoring_everything_on_a_long_run() -> None:
+    """A long run (1,500 merges under CI, 500 locally): NPMI with epochs against NPMI
+    re-scored in full after every merge."""
+
+    class EveryMerge(NPMI):
+        epochs = False  # (totals_can_raise: True whenever the totals moved)
+
+    merges = 1500 if FULL else 500
+    chunks = list(split(TEXT[:30000], "gpt2"))
+    fast = as_tuples(MergeDriver(TypeCorpus(chunks), merges, score=NPMI(2)).run())
+    slow = as_tuples(MergeDriver(TypeCorpus(chunks), merges, score=EveryMerge(2)).run())
+    assert len(fast) == merges
+    assert fast == slow

@@ -210,6 +210,43 @@ class Score:
         """(``views``) The view ``totals`` select: an int, one of a few. O(groups)."""
         raise NotImplementedError
 
+    #: (``GLOBAL``) The totals can raise untouched scores, but only so far within an
+    #: *epoch*: :meth:`epoch` gives the epoch of the current totals, :meth:`in_epoch`
+    #: says when the totals have left it, and :meth:`epoch_bound` bounds a pair's score
+    #: over the whole epoch. The driver then stores epoch bounds (exact at the epoch's
+    #: totals, like the bounds of a ``PARTS`` score), selects the best exact score among
+    #: the pairs whose bound reaches it, and re-scores everything once per epoch instead
+    #: of once per merge.
+    epochs: bool = False
+
+    def epoch(self, totals: Totals) -> Totals:
+        """(``epochs``) The epoch that starts at ``totals``: the totals that
+        :meth:`epoch_bound` reads (through ``stats.totals()``). O(1)."""
+        raise NotImplementedError
+
+    def in_epoch(self, totals: Totals, epoch: Totals) -> bool:
+        """(``epochs``) Are ``totals`` (reached since ``epoch`` began) still in it? O(1)."""
+        raise NotImplementedError
+
+    def epoch_kernel(self, epoch: Totals) -> Callable[[int, int, int, int], Priority | None] | None:
+        """(``epochs``) :meth:`epoch_bound` for this epoch as ``f(count, c(left), c(right),
+        N)``, as :meth:`kernel` is the score (pairs of two different tokens; ``N`` is
+        the epoch's). None (the default): the driver calls :meth:`epoch_bound`."""
+        return None
+
+    def epoch_unigram_bound(self, epoch: Totals) -> Callable[[float, int, int, int], float] | None:
+        """(``epochs``, ``PARTS``) :meth:`unigram_bound` for the epoch bounds of this epoch
+        (the driver asks again at each epoch). None (the default): every pair of a merged
+        token is re-scored."""
+        return None
+
+    def epoch_bound(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        """(``epochs``) An upper bound of the pair's score at every totals of the epoch
+        ``stats.totals()`` (with the pair's own statistics as they are; rises of those are
+        re-scored as the other declarations say). None exactly when :meth:`score` is None.
+        """
+        raise NotImplementedError
+
     def unigram_bound(self) -> Callable[[float, int, int, int], float] | None:
         """(``PARTS``) How far a fall of one token's count can raise a pair's score.
 
@@ -264,13 +301,14 @@ class Score:
 
 #: Declarations that stand in for the formula (or for its type): a subclass that
 #: overrides :meth:`Score.score` without declaring them again does not inherit them.
-_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_bound", "views")
+_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_bound", "views", "epochs")
 
 
 def declared(score: Score, name: str) -> Any:
     """A score's declaration ``name``, as the driver may rely on it.
 
-    ``is_count``, ``integer``, ``numeric``, ``views``, ``kernel`` and ``unigram_bound`` (the
+    ``is_count``, ``integer``, ``numeric``, ``views``, ``epochs``, ``kernel`` and
+    ``unigram_bound`` (the
     last two called: their results are returned) describe the formula
     itself, so they hold only if declared by the class that defines ``score``
     or a subclass of it; a subclass that overrides ``score`` gets the safe

@@ -209,14 +209,30 @@ class NPMI(_MinCount):
     """Normalised PMI: ``log(p(lr) / (p(l) p(r))) / -log p(lr)``, in ``[-1, 1]``.
 
     ``p(lr) = count / P`` and ``p(t) = c(t) / N``. Pairs seen fewer than
-    ``min_count`` times are not eligible. ``GLOBAL`` class, and a change of
-    ``N`` or ``P`` can move untouched scores either way, so every merge
-    re-scores every pair: exact, but O(pairs) per merge.
+    ``min_count`` times are not eligible. ``GLOBAL`` class: a fall of ``P`` raises
+    every untouched score, so it declares ``epochs``. With ``A = log(N² / (c(l)
+    c(r))) >= 0`` and ``h = log P - log count > 0`` the score is ``A / h - 1``: it
+    falls with ``N`` and rises as ``P`` falls. An epoch starting at totals ``(N, P)``
+    lasts while ``P`` stays at or above ``P_e = P (1 - 1/epoch_parts)`` (and ``N`` does
+    not grow); the score at ``(N, P_e)`` bounds every score of the epoch. Within an
+    epoch the bound grows with the pair's count and falls with its tokens' counts,
+    which the declarations say (``count_fall_raises = False``; ``unigram_fall_raises``).
+
+    >>> from bpeds.scoring.base import Dependency, Stats, Totals
+    >>> s = NPMI()
+    >>> e = s.epoch(Totals(tokens=1000, pairs=900))
+    >>> e.pairs, s.in_epoch(Totals(990, 890), e), s.in_epoch(Totals(900, 870), e)
+    (886, True, False)
     """
 
     name = "npmi"
     depends = Dependency.GLOBAL
     numeric = True
+    epochs = True
+    count_fall_raises = False  # (at the epoch's totals: see epoch_bound)
+    #: An epoch lasts while ``P`` falls by less than ``1 / epoch_parts`` of itself: a
+    #: speed knob (shorter epochs: tighter bounds, more re-scoring), exact for any value.
+    epoch_parts = 64
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
@@ -228,6 +244,74 @@ class NPMI(_MinCount):
         n = totals.tokens
         pmi = math.log(p_pair * n * n / (stats.unigram(left) * stats.unigram(right)))
         return pmi / -math.log(p_pair)
+
+    def epoch(self, totals: Totals) -> Totals:
+        """The same tokens; pairs lowered by ``1 / epoch_parts`` (at least by one)."""
+        pairs = totals.pairs
+        return Totals(totals.tokens, pairs - max(1, pairs // self.epoch_parts))
+
+    def in_epoch(self, totals: Totals, epoch: Totals) -> bool:
+        return totals.pairs >= epoch.pairs and totals.tokens <= epoch.tokens
+
+    def epoch_bound(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        """The score at the epoch's ``(N, P_e)`` (plus a margin for rounding): ``A``
+        only falls within the epoch and ``h`` is smallest at ``P_e``. A pair counted
+        ``P_e`` times or more could come to hold nearly all pairs, where the score has
+        no useful bound: it gets an enormous one (and is checked at every selection).
+        """
+        if count < self.min_count:
+            return None
+        if count >= stats.totals().pairs:
+            return _NO_BOUND
+        bound = self.score(count, left, right, stats)
+        assert bound is not None
+        return bound + _MARGIN
+
+    def epoch_unigram_bound(self, epoch: Totals) -> Callable[[float, int, int, int], float]:
+        return _npmi_rise(epoch.pairs)
+
+    def epoch_kernel(self, epoch: Totals) -> Callable[[int, int, int, int], Priority | None]:
+        """:meth:`epoch_bound` as ``(2 log N - log c(l) c(r)) / (log P_e - log count) - 1``
+        (the same real number as the score's formula at the epoch's totals; the margin
+        covers the two formulas' rounding)."""
+        least, pairs = self.min_count, epoch.pairs
+        log = math.log
+        # (no pairs: every count is at least P_e, and the formula is never reached)
+        two_log_n = 2 * log(epoch.tokens) if epoch.tokens > 0 else 0.0
+        log_p = log(pairs) if pairs > 0 else 0.0
+
+        def bound(count: int, c_left: int, c_right: int, tokens: int) -> float | None:
+            if count < least:
+                return None
+            if count >= pairs:
+                return _NO_BOUND
+            return (two_log_n - log(c_left * c_right)) / (log_p - log(count)) - 1 + _MARGIN
+
+        return bound
+
+
+def _npmi_rise(pairs: int) -> Callable[[float, int, int, int], float]:
+    """NPMI's epoch bound ``(2 log N - log c(l) c(r)) / (log P_e - log count) - 1`` after
+    a fall of ``c(t)`` from ``then`` to ``now``: up by ``log(then / now) / (log P_e -
+    log count)``, more for a larger count (below ``P_e``) and a larger ``then``."""
+    log = math.log
+    log_p = log(pairs) if pairs > 0 else 0.0
+
+    def rise(bound: float, count: int, then: int, now: int) -> float:
+        if count >= pairs:
+            return _NO_BOUND
+        return bound + log(then / now) / (log_p - log(count))
+
+    return rise
+
+
+#: Added to NPMI's epoch bounds: far above the rounding of either formula (scores are
+#: near 1; a double carries 16 digits).
+_MARGIN = 1e-9
+
+
+#: A bound above any score (finite: heaps bucket bounds by binary exponent).
+_NO_BOUND = 1e300
 
 
 def worst_group(totals: Totals) -> int:
