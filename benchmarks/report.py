@@ -251,13 +251,13 @@ def table_scores(r: Results) -> str:
     header = ["score", "vocab", "job CPU s", "merge CPU s", "÷ frequency CPU", "÷ frequency wall",
               "held-out bytes/token"]  # fmt: skip
     rows = []
-    for w in ("wl6-scores", "wl6-short"):
+    for w in ("wl6-scores",):
         vocab = next((x["merges"] for x in r.rows(w) if x.get("merges")), None)
         for row in r.rows(w):
             label = row["impl"]
             rows.append(
                 [
-                    f"{label}" + (" (short run)" if w == "wl6-short" else ""),
+                    label,
                     f(None if vocab is None else vocab + 256, 0),
                     f(row["cpu_job"]),
                     f(row.get("cpu_merge")),
