@@ -534,12 +534,19 @@ class MergeDriver:
                     for pk in never:
                         pairs_of.forget(pk)
                     if low:
-                        pairs_of.sleep(
-                            tok,
-                            low,
-                            max(bounds_get(pk) or 0.0 for pk in low),
-                            max(counts_get(pk, 0) for pk in low),
-                        )
+                        # Each under its more frequent token: the one merged more often,
+                        # whose merges would otherwise re-score it again and again.
+                        by: dict[int, list[int]] = {}
+                        for pk in low:
+                            a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
+                            by.setdefault(a if uni[a] >= uni[b] else b, []).append(pk)
+                        for under, pks in by.items():
+                            pairs_of.sleep(
+                                under,
+                                pks,
+                                [bounds_get(pk) or 0.0 for pk in pks],
+                                [counts_get(pk, 0) for pk in pks],
+                            )
                 if rise is not None:
                     pairs_of.push_cover(tok)
 
@@ -941,18 +948,23 @@ class _TokenPairs:
     declared :meth:`~bpeds.scoring.base.Score.unigram_bound`, a pair scoring far
     below the top (under ``deep``) is put to sleep under one of its tokens ``t``
     (never a pair ``(t, t)``): falls of ``t`` stop re-scoring it (its other
-    token's, and falls of its own count, still do). Between re-scores only ``c(t)``
-    moves it, so every sleeping pair of ``t`` is below ``cover[t] =
-    bound(drowse[t], most[t], since[t], c(t))``: ``drowse``, the largest bound
-    recorded for a sleeping pair of ``t``; ``most``, the largest count one had;
-    ``since``, ``c(t)`` when the first of them fell asleep. :meth:`waking` wakes
-    ``t`` (its pairs are re-scored) once its cover reaches the heap's top. Covers
-    are kept in a heap of ``(-cover, t)``, stale once ``t``'s cover moved on.
+    token's, and falls of its own count, still do). Sleeping pairs are grouped by
+    token and by *band*, the bit length of their count when they fell asleep
+    (the rise a fall of ``c(t)`` allows grows with the count, so a band of small
+    counts has a much lower cover than the token's largest pairs). Between
+    re-scores only ``c(t)`` moves a sleeping pair, so every sleeping pair of a
+    group is below ``cover = bound(drowse, most, since, c(t))``: ``drowse``, the
+    largest bound recorded for a pair of the group; ``most``, the largest count one
+    had; ``since``, ``c(t)`` when the group's first pair fell asleep. :meth:`waking`
+    wakes a group (its pairs are re-scored) once its cover reaches the heap's top.
+    Covers are kept in a heap of ``(-cover, group)``, stale once the group's cover
+    moved on. A group is keyed ``t * 64 + band``.
     """
 
     __slots__ = (
         "asleep",
         "awake",
+        "bands",
         "bound",
         "cover",
         "drowse",
@@ -967,8 +979,9 @@ class _TokenPairs:
         self, uni: list[int], bound: Callable[[float, int, int, int], float] | None
     ) -> None:
         self.awake: dict[int, set[int]] = {}
-        self.asleep: dict[int, set[int]] = {}
-        self.sleeper: dict[int, int] = {}  # pair -> the token it sleeps under
+        self.asleep: dict[int, set[int]] = {}  # group -> its sleeping pairs
+        self.bands: dict[int, set[int]] = {}  # token -> its groups with sleeping pairs
+        self.sleeper: dict[int, int] = {}  # pair -> the group it sleeps in
         self.since: dict[int, int] = {}
         self.drowse: dict[int, float] = {}
         self.most: dict[int, int] = {}
@@ -996,54 +1009,68 @@ class _TokenPairs:
         if owner is not None:
             self.asleep[owner].discard(pk)
 
-    def sleep(self, tok: int, pairs: list[int], bound: float, count: int) -> None:
-        """Put ``pairs`` (awake pairs of ``tok``; bounds up to ``bound``, counts up to
-        ``count``) to sleep under ``tok``."""
-        mine = self.asleep.get(tok)
-        if not mine:
-            mine = self.asleep[tok] = set()
-            self.since[tok] = self.uni[tok]
-            self.drowse[tok] = bound
-            self.most[tok] = count
-        else:
-            self.drowse[tok] = max(self.drowse[tok], bound)
-            self.most[tok] = max(self.most[tok], count)
+    def sleep(self, tok: int, pairs: list[int], bounds: list[float], counts: list[int]) -> None:
+        """Put ``pairs`` (awake pairs of ``tok``, with their bounds and counts) to sleep
+        under ``tok``, each in its count's band. O(pairs)."""
         awake = self.awake[tok]
-        for pk in pairs:
+        asleep, sleeper = self.asleep, self.sleeper
+        drowse, most = self.drowse, self.most
+        base = tok << 6
+        for pk, b, c in zip(pairs, bounds, counts, strict=True):
+            group = base | c.bit_length()
+            mine = asleep.get(group)
+            if not mine:
+                mine = asleep[group] = set()
+                self.bands.setdefault(tok, set()).add(group)
+                self.since[group] = self.uni[tok]
+                drowse[group] = b
+                most[group] = c
+            else:
+                if b > drowse[group]:
+                    drowse[group] = b
+                if c > most[group]:
+                    most[group] = c
             awake.discard(pk)
             mine.add(pk)
-            self.sleeper[pk] = tok
+            sleeper[pk] = group
 
-    def raise_cover(self, tok: int, bound: float, count: int) -> None:
-        """A sleeping pair of ``tok`` was re-scored (through its other token or its own
-        count) and given ``bound``."""
-        if bound > self.drowse[tok] or count > self.most[tok]:
-            self.drowse[tok] = max(self.drowse[tok], bound)
-            self.most[tok] = max(self.most[tok], count)
-            self.push_cover(tok)
+    def raise_cover(self, group: int, bound: float, count: int) -> None:
+        """A sleeping pair of ``group`` was re-scored (through its other token or its
+        own count) and given ``bound``."""
+        if bound > self.drowse[group] or count > self.most[group]:
+            self.drowse[group] = max(self.drowse[group], bound)
+            self.most[group] = max(self.most[group], count)
+            self._push(group)
 
     def push_cover(self, tok: int) -> None:
-        """Record ``tok``'s cover after its count fell (if it has sleeping pairs)."""
-        if not self.asleep.get(tok):
+        """Record the covers of ``tok``'s groups after its count fell."""
+        groups = self.bands.get(tok)
+        if groups:
+            for group in list(groups):
+                self._push(group)
+
+    def _push(self, group: int) -> None:
+        if not self.asleep.get(group):
             return
         assert self.bound is not None
-        now = self.uni[tok]
+        now = self.uni[group >> 6]
         # (a token all merged away has no live pair left: wake its pairs to drop them)
         if now:
-            cv = self.bound(self.drowse[tok], self.most[tok], self.since[tok], now)
+            cv = self.bound(self.drowse[group], self.most[group], self.since[group], now)
             cv += abs(cv) * 1e-9 + 1e-300  # against rounding
         else:
             cv = _INF
-        if cv > self.cover.get(tok, -_INF):
-            self.cover[tok] = cv
-            heappush(self.wakes, (-cv, tok))
+        if cv > self.cover.get(group, -_INF):
+            self.cover[group] = cv
+            heappush(self.wakes, (-cv, group))
 
     def wake_all(self) -> None:
         """Wake every sleeping pair (after counts rose: the covers no longer hold)."""
         awake = self.awake
-        for tok, pairs in self.asleep.items():
-            awake.setdefault(tok, set()).update(pairs)
+        for group, pairs in self.asleep.items():
+            awake.setdefault(group >> 6, set()).update(pairs)
         self.asleep.clear()
+        self.bands.clear()
         self.sleeper.clear()
         self.since.clear()
         self.drowse.clear()
@@ -1052,19 +1079,24 @@ class _TokenPairs:
         self.wakes.clear()
 
     def waking(self, stored: Any) -> list[int] | None:
-        """The pairs of a token whose cover reaches ``stored`` (None: the heap is empty),
+        """The pairs of a group whose cover reaches ``stored`` (None: the heap is empty),
         woken (awake again); None if no cover does."""
         wakes = self.wakes
         while wakes:
-            neg, tok = wakes[0]
-            if self.cover.get(tok) != -neg:
+            neg, group = wakes[0]
+            if self.cover.get(group) != -neg:
                 heappop(wakes)  # stale
                 continue
             if stored is not None and -neg < stored:
                 return None
             heappop(wakes)
-            del self.cover[tok], self.since[tok], self.drowse[tok], self.most[tok]
-            pairs = self.asleep.pop(tok)
+            del self.cover[group], self.since[group], self.drowse[group], self.most[group]
+            pairs = self.asleep.pop(group)
+            tok = group >> 6
+            groups = self.bands[tok]
+            groups.discard(group)
+            if not groups:
+                del self.bands[tok]
             awake = self.awake.setdefault(tok, set())
             for pk in pairs:
                 del self.sleeper[pk]
