@@ -191,7 +191,7 @@ def test_non_overlapping_counting_equals_oracle(
     assert got == oracle(items, merges, score=SCORES[score](), tie=TIES[tie](), **options)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(ci=40, local=15))
 @given(
     items=corpora,
     merges=st.integers(1, 12),

@@ -198,7 +198,7 @@ def test_failure_messages_name_what_was_raised() -> None:
     initial=st.dictionaries(st.integers(0, 40), priorities("int"), max_size=40),
     tie=st.sampled_from([None, negated]),
 )
-@settings(max_examples=25, database=None)
+@settings(max_examples=examples(ci=25, local=10), database=None)
 def test_initial_mapping(name: str, initial: dict[int, int], tie: TieKey | None) -> None:
     real = FACTORIES[name](initial, tie)
     real.check()

@@ -91,7 +91,7 @@ def test_fast_path_equals_generic_loop_and_oracle(
 
 
 @pytest.mark.parametrize("multiset", [Heapy, LazyHeap])
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=30, local=10), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 20))
 def test_fast_path_with_other_priority_structures(
     multiset: Callable[..., Any], chunks: list[bytes], merges: int
@@ -101,7 +101,7 @@ def test_fast_path_with_other_priority_structures(
     assert fast == expected
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=30, local=10), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 20))
 def test_non_overlapping_counting(chunks: list[bytes], merges: int) -> None:
     options: dict[str, Any] = {"score": PMI(2), "counting": "non_overlapping"}
@@ -140,7 +140,7 @@ class DoubledPMI(PMI):
         return -count / (stats.unigram(left) + stats.unigram(right))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=30, local=10), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 12))
 def test_a_subclass_keeps_its_own_formula(chunks: list[bytes], merges: int) -> None:
     score: Score = DoubledPMI(1)
