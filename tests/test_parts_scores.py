@@ -28,7 +28,7 @@ from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer.pretokenize import split
-from tests.budget import examples
+from tests.budget import examples, matrix
 
 TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 
@@ -58,8 +58,11 @@ def as_tuples(recs: list[MergeRecord]) -> list[tuple[Any, ...]]:
     return [(r.pair, r.new_id, r.count, r.score) for r in recs]
 
 
-@pytest.mark.parametrize("tie", TIES)
-@pytest.mark.parametrize("cls", [PMI, WordPiece])
+# CI runs both scores under every tie rule; a local run the diagonal, 3 cases that meet both
+# scores and every tie rule (``matrix`` in tests/budget.py).
+@pytest.mark.parametrize(
+    ("cls", "tie"), matrix([PMI, WordPiece], TIES, ids=[["PMI", "WordPiece"], list(TIES)])
+)
 @settings(max_examples=examples(ci=60, local=30), deadline=None)
 @given(
     chunks=corpora,
