@@ -59,7 +59,7 @@ PATTERN_NAMES = ["gpt2", "gpt4", None]
 
 
 @pytest.mark.parametrize("name", PATTERN_NAMES)
-@settings(max_examples=examples(ci=150, local=50))
+@settings(max_examples=examples(ci=150, local=25))
 @given(text=st.text())
 def test_encode_equals_tiktoken_on_any_text(name: str | None, text: str) -> None:
     tok, enc = trained(name)

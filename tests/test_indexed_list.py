@@ -17,7 +17,7 @@ from tests.budget import examples, profile_examples
 
 TestIndexedListMachine = indexed_list_machine(IndexedList).TestCase
 TestIndexedListMachine.settings = settings(
-    max_examples=examples(ci=200, local=50), stateful_step_count=50
+    max_examples=examples(ci=200, local=25), stateful_step_count=50
 )
 
 

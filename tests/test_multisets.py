@@ -26,7 +26,7 @@ from bpeds.testing.multisets import (
 from tests.budget import examples
 
 MACHINE_SETTINGS = settings(
-    max_examples=examples(ci=60, local=20), stateful_step_count=40, database=None
+    max_examples=examples(ci=60, local=10), stateful_step_count=40, database=None
 )
 
 Factory = Callable[..., Any]
