@@ -162,7 +162,9 @@ class _RemovesOne(HeapyKiYay[Any, Any]):
 
 def test_quick_settings_catch_a_subtle_bug_and_say_what_happened() -> None:
     machine = multiset_machine(lambda tie: _RemovesOne(tie=tie))
-    quick = quick_settings(shrink=False, database=None)
+    # Derandomized, as under CI: 50 random runs miss this bug about one time in ten, and a
+    # test that fails by chance says nothing about the settings.
+    quick = quick_settings(shrink=False, database=None, derandomize=True)
     assert (quick.max_examples, quick.stateful_step_count) == (50, 20)
     assert Phase.shrink not in quick.phases
     assert Phase.shrink in quick_settings().phases
