@@ -347,28 +347,26 @@ def test_a_tampered_event_log_is_refused() -> None:
         bpeds.Tokenizer(tok.merges, pattern=None, events=[["split", 256]])
 
 
-def test_cli_trains_with_a_variant(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_cli_trains_with_a_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In process (``python -m bpeds`` itself is tested in tests/test_cli.py)."""
     import bpeds
+    from bpeds.cli import main
 
     out = tmp_path / "m.json"
 
-    def train(options: str) -> subprocess.CompletedProcess[str]:
+    def train(options: str) -> tuple[int, str]:
         argv = ["train", str(DATA / "taylorswift.txt"), "--vocab-size", "400", "-o", str(out)]
         argv += ["--variant", "picky", "--variant-options", options]
-        return subprocess.run(
-            [sys.executable, "-m", "bpeds", *argv], capture_output=True, text=True, check=False
-        )
+        code = main(argv)
+        return code, capsys.readouterr().err
 
-    run = train('{"threshold": 0.6}')
-    assert run.returncode == 0, run.stderr
+    code, err = train('{"threshold": 0.6}')
+    assert code == 0, err
     tok = bpeds.Tokenizer.load(out)
     assert tok.options["variant"] == {"name": "picky", "threshold": 0.6}
-    bad = train('{"tau": 1}')
-    assert bad.returncode == 2
-    assert "does not take options" in bad.stderr
+    code, err = train('{"tau": 1}')
+    assert code == 2
+    assert "does not take options" in err
 
 
 # -- SuperBPE: a switch of pre-tokenization half-way --------------------------------------
