@@ -28,7 +28,7 @@ from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer.pretokenize import split
-from tests.budget import examples, matrix
+from tests.budget import FULL, examples, matrix
 
 TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 
@@ -113,7 +113,9 @@ def test_non_overlapping_counting(chunks: list[bytes], merges: int) -> None:
     assert fast == expected
 
 
-@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
+# The oracle takes about a second per tie rule here: CI runs both, a local run leftmost (the
+# small random corpora above run every tie rule locally).
+@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"] if FULL else ["leftmost"])
 def test_real_text_equals_oracle(tie: str) -> None:
     """Enough merges on real text that low rises are bucketed and buckets flushed."""
     chunks = list(split(TEXT[:6000], "gpt2"))
