@@ -45,7 +45,7 @@ from bpeds.testing.multisets import negated, scrambled
 from tests.budget import examples
 
 MACHINE_SETTINGS = settings(
-    max_examples=examples(ci=100, local=25), stateful_step_count=40, database=None
+    max_examples=examples(ci=100, local=12), stateful_step_count=40, database=None
 )
 
 # -- the state machine, once per family of knobs ----------------------------------------------
@@ -170,7 +170,7 @@ def test_big_ints_in_tuple_entries_machine() -> None:
     run_state_machine_as_test(
         machine,
         settings=settings(
-            max_examples=examples(ci=100, local=25),
+            max_examples=examples(ci=100, local=12),
             stateful_step_count=40,
             database=None,
             derandomize=True,
@@ -216,7 +216,7 @@ def test_tracked_parked_machine_finds_nothing() -> None:
     run_state_machine_as_test(
         machine,
         settings=settings(
-            max_examples=examples(ci=100, local=25),
+            max_examples=examples(ci=100, local=12),
             stateful_step_count=40,
             database=None,
             derandomize=True,

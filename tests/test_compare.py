@@ -30,7 +30,7 @@ from bpeds.comparison import (
 )
 from bpeds.tokenizer import Tokenizer
 from bpeds.tokenizer.training import train
-from tests.budget import examples
+from tests.budget import examples, profile_examples
 
 SWIFT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 TRAIN = SWIFT[:40000]
@@ -104,6 +104,7 @@ def test_efficiency_bad_input() -> None:
         renyi_efficiency([1], 4, alpha=-1)
 
 
+@settings(max_examples=profile_examples(local=30))
 @given(st.lists(st.integers(0, 12), unique=True), st.lists(st.integers(0, 12), unique=True))
 def test_spearman_is_the_pearson_correlation_of_the_shared_ranks(
     a: list[int], b: list[int]

@@ -4,8 +4,6 @@ after them. Checked against a run from scratch, the brute-force oracle and bpe-c
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpeds
+from bpeds.cli import main
 from bpeds.corpus import TypeCorpus
 from bpeds.driver import MergeDriver
 from bpeds.testing.oracle import brute_force_run
@@ -150,29 +149,14 @@ def _pairs(merges: list[Any]) -> list[tuple[str, ...]]:
     return [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in merges]
 
 
-def test_cli_continues_from_a_model(tmp_path: Path) -> None:
+def test_cli_continues_from_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In process (``python -m bpeds`` itself is tested in tests/test_cli.py)."""
     base = tmp_path / "base.json"
     bpeds.train(TEXT[:50000], 500).save(base)
     out = tmp_path / "more.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bpeds",
-            "train",
-            str(DATA / "tinyshakespeare_100k.txt"),
-            "--base",
-            str(base),
-            "--vocab-size",
-            "700",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
+    argv = ["train", str(DATA / "tinyshakespeare_100k.txt"), "--base", str(base)]
+    code = main([*argv, "--vocab-size", "700", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
     tok = bpeds.Tokenizer.load(out)
     assert tok.merges[:244] == bpeds.Tokenizer.load(base).merges
     assert tok.vocab_size == 700

@@ -37,7 +37,7 @@ from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
-from tests.budget import examples
+from tests.budget import examples, matrix
 from tests.golden import minbpe_golden
 from tests.hf_reference import hf_byte_level_trained, hf_merges_as_bytes
 from tests.minbpe_rule import minbpe_merges
@@ -122,8 +122,12 @@ def driven(
 # -- every score x tie rule x representation x priority structure = the oracle ----------
 
 
-@pytest.mark.parametrize("tie", TIES)
-@pytest.mark.parametrize("score", SCORES)
+# Score x tie rule grids: CI runs all 32 combinations; a local run the 8 of the diagonal, which
+# meet every score and every tie rule (``matrix`` in tests/budget.py).
+SCORE_TIE = matrix(list(SCORES), list(TIES))
+
+
+@pytest.mark.parametrize(("score", "tie"), SCORE_TIE)
 @settings(max_examples=examples(ci=24, local=8))
 @given(items=corpora, merges=st.integers(1, 12))
 def test_driver_equals_oracle(
@@ -148,13 +152,11 @@ def test_driver_equals_oracle(
 
 # LazyHeap holds numeric priorities: every numeric score under every static tie rule, and
 # counts under leftmost (folded into one int). Other scores under leftmost keep tuples.
+# CI runs all 19 combinations; a local run the diagonal of the first 18 (6, which meet every
+# numeric score and static tie rule) and frequency under leftmost.
 NUMERIC_SCORES = ("frequency", "length_weighted", "pmi", "likelihood_gain", "npmi", "user_parts")
 LAZY_COMBOS = [
-    *(
-        (score, tie)
-        for score in NUMERIC_SCORES
-        for tie in ("smallest_ids", "hf_order", "lexicographic")
-    ),
+    *matrix(NUMERIC_SCORES, ("smallest_ids", "hf_order", "lexicographic")),
     ("frequency", "leftmost"),
 ]
 
@@ -179,8 +181,7 @@ def test_lazy_heap_equals_oracle(
         assert got == expected, f"representation={representation}"
 
 
-@pytest.mark.parametrize("tie", TIES)
-@pytest.mark.parametrize("score", SCORES)
+@pytest.mark.parametrize(("score", "tie"), SCORE_TIE)
 @settings(max_examples=examples(ci=25, local=10))
 @given(items=corpora, merges=st.integers(1, 12))
 def test_non_overlapping_counting_equals_oracle(
@@ -191,7 +192,7 @@ def test_non_overlapping_counting_equals_oracle(
     assert got == oracle(items, merges, score=SCORES[score](), tie=TIES[tie](), **options)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(ci=40, local=15))
 @given(
     items=corpora,
     merges=st.integers(1, 12),

@@ -59,7 +59,7 @@ PATTERN_NAMES = ["gpt2", "gpt4", None]
 
 
 @pytest.mark.parametrize("name", PATTERN_NAMES)
-@settings(max_examples=examples(ci=150, local=50))
+@settings(max_examples=examples(ci=150, local=25))
 @given(text=st.text())
 def test_encode_equals_tiktoken_on_any_text(name: str | None, text: str) -> None:
     tok, enc = trained(name)
@@ -70,7 +70,7 @@ def test_encode_equals_tiktoken_on_any_text(name: str | None, text: str) -> None
 
 
 @pytest.mark.parametrize("name", PATTERN_NAMES)
-@settings(max_examples=60)
+@settings(max_examples=examples(ci=60, local=20))
 @given(
     parts=st.lists(
         st.sampled_from(["the", " Swift", "  ", "\n", "1989", "!", "é", *SPECIALS]), max_size=20
@@ -158,7 +158,7 @@ def naive(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
         parts[i : i + 2] = [parts[i] + parts[i + 1]]
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(ci=200, local=60))
 @given(piece=st.binary(max_size=200) | st.text(alphabet="ab ", max_size=300).map(str.encode))
 def test_short_and_heap_algorithms_equal_the_definition(piece: bytes) -> None:
     tok, _ = trained(None)

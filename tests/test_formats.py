@@ -42,6 +42,7 @@ from bpeds.tokenizer.formats.minbpe import minbpe_model_text, minbpe_vocab_text
 from bpeds.tokenizer.formats.tiktoken_format import parse_tiktoken_ranks
 from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS
 from bpeds.tokenizer.training import train
+from tests.budget import examples
 from tests.hf_reference import hf_byte_level_trained
 
 DATA = Path(__file__).parent / "data"
@@ -266,7 +267,10 @@ def test_minbpe_unreadable_files(tmp_path: Path) -> None:
         load_minbpe(tmp_path / "bin.model")
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(ci=150, local=50),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_minbpe_damaged_files_load_or_raise_format_error(data: st.DataObject) -> None:
     raw = bytearray(GOOD.encode())
@@ -309,7 +313,10 @@ def test_hf_export_encodes_real_text_like_bpeds(
 
 
 @pytest.mark.parametrize("name", ["gpt2", "gpt4", "gpt4o"])
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(ci=60, local=20),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(text=text_strategy | unicode_text)
 def test_hf_export_encodes_any_text_like_bpeds(
     trained: dict[str, Tokenizer], name: str, text: str
@@ -358,7 +365,7 @@ scores = st.sampled_from(["frequency", "pmi", "likelihood_gain", "length_weighte
 small_text = st.text(st.sampled_from("aab b\n"), min_size=1, max_size=40)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(ci=40, local=15), suppress_health_check=[HealthCheck.too_slow])
 @given(
     units=st.lists(small_text, min_size=1, max_size=6),
     merges=st.integers(1, 20),
@@ -559,7 +566,10 @@ def test_tiktoken_import_recovers_the_merges(
     assert parts(again) == parts(tok)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(ci=60, local=20),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(text=text_strategy | unicode_text)
 def test_tiktoken_export_encodes_any_text_like_bpeds(
     trained: dict[str, Tokenizer], text: str
@@ -579,7 +589,7 @@ def _tt_cache(tok: Tokenizer) -> Any:
     return _TT[id(tok)]
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(ci=40, local=15), suppress_health_check=[HealthCheck.too_slow])
 @given(
     units=st.lists(small_text, min_size=1, max_size=6),
     merges=st.integers(1, 20),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeds.corpus import Counting
@@ -17,6 +17,7 @@ from bpeds.tokenizer import Tokenizer
 from bpeds.tokenizer.io import InvalidTextError, iter_units
 from bpeds.tokenizer.pretokenize import PATTERNS, split
 from bpeds.tokenizer.training import train
+from tests.budget import profile_examples
 
 SWIFT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 ENGLISH = SWIFT[:6000]
@@ -111,6 +112,7 @@ def test_group_frequency_equals_the_oracle(
     assert tok.merges == oracle_pairs(groups, merges, GroupFrequency(), tie)
 
 
+@settings(max_examples=profile_examples(local=30))
 @given(
     st.lists(
         st.lists(st.text(alphabet="ab c", max_size=12), min_size=1, max_size=3),
@@ -245,6 +247,7 @@ class RichestGroup(Score):
     ("representation", "counting"),
     [("type", "overlapping"), ("type", "non_overlapping"), ("sequence", "overlapping")],
 )
+@settings(max_examples=profile_examples(local=30))
 @given(
     st.lists(
         st.lists(st.text(alphabet="ab cd", max_size=16), min_size=1, max_size=3),

@@ -47,6 +47,7 @@ from bpeds.tokenizer.pattern_safety import (
 )
 from bpeds.tokenizer.persist import dumps, loads
 from bpeds.tokenizer.pretokenize import PATTERNS
+from tests.budget import examples
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -200,7 +201,7 @@ TREES = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(ci=150, local=50), deadline=None)
 @given(TREES)
 def test_the_size_bounds_the_expansion_and_accepted_patterns_compile(tree: Node) -> None:
     """``pattern_size`` is at least the exact expansion (so the limit bounds what

@@ -13,11 +13,11 @@ from hypothesis.stateful import run_state_machine_as_test
 from bpeds.errors import InvariantError, PreconditionError
 from bpeds.structures.indexed_list import IndexedList, ListNode
 from bpeds.testing.lists import indexed_list_machine, token_chunks, token_pairs
-from tests.budget import examples
+from tests.budget import examples, profile_examples
 
 TestIndexedListMachine = indexed_list_machine(IndexedList).TestCase
 TestIndexedListMachine.settings = settings(
-    max_examples=examples(ci=200, local=50), stateful_step_count=50
+    max_examples=examples(ci=200, local=25), stateful_step_count=50
 )
 
 
@@ -114,6 +114,7 @@ def test_chunks_never_form_cross_chunk_pairs() -> None:
     lst.check()
 
 
+@settings(max_examples=profile_examples(local=30))
 @given(token_chunks(), token_pairs())
 def test_occurrences_stay_inside_chunks(chunks: list[list[int]], pair: tuple[int, int]) -> None:
     lst = IndexedList.from_chunks(chunks)
@@ -205,7 +206,7 @@ def test_compact_during_occurrences_is_safe() -> None:
 # -- merge_with_next -----------------------------------------------------------------
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(ci=200, local=60))
 @given(token_chunks(max_chunks=3, max_chunk_size=8), st.lists(token_pairs(), max_size=6))
 def test_merge_with_next_equals_delete_then_set_value(
     chunks: list[list[int]], merges: list[tuple[int, int]]

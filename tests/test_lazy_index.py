@@ -24,7 +24,7 @@ from bpeds.testing.lazy_index import Predicate, lazy_index_machine
 from tests.budget import examples
 
 MACHINE_SETTINGS = settings(
-    max_examples=examples(ci=150, local=40), stateful_step_count=50, database=None
+    max_examples=examples(ci=150, local=20), stateful_step_count=50, database=None
 )
 
 

@@ -17,7 +17,7 @@ LazyHeapMachine = multiset_machine(
     lambda tie: LazyHeap(tie=tie, stale_factor=1), kinds=("int", "float")
 )
 LazyHeapMachine.TestCase.settings = settings(
-    max_examples=examples(ci=200, local=50), stateful_step_count=50
+    max_examples=examples(ci=200, local=25), stateful_step_count=50
 )
 TestLazyHeapMachine = LazyHeapMachine.TestCase
 
@@ -28,7 +28,7 @@ MinLazyHeapMachine = multiset_machine(
     initial_factory=lambda initial, tie: LazyHeap(initial, tie=tie, order="min"),
 )
 MinLazyHeapMachine.TestCase.settings = settings(
-    max_examples=examples(ci=100, local=25), stateful_step_count=50
+    max_examples=examples(ci=100, local=12), stateful_step_count=50
 )
 TestMinLazyHeapMachine = MinLazyHeapMachine.TestCase
 

@@ -14,7 +14,7 @@ from bpeds.testing.lists import leap_machine
 from tests.budget import examples
 
 TestLeapMachine = leap_machine(Leap).TestCase
-TestLeapMachine.settings = settings(max_examples=examples(ci=200, local=50), stateful_step_count=50)
+TestLeapMachine.settings = settings(max_examples=examples(ci=200, local=25), stateful_step_count=50)
 
 
 def merge(leap: Leap[str], a: str, b: str, new: str) -> list[int]:

@@ -26,7 +26,7 @@ from bpeds.testing.multisets import (
 from tests.budget import examples
 
 MACHINE_SETTINGS = settings(
-    max_examples=examples(ci=60, local=20), stateful_step_count=40, database=None
+    max_examples=examples(ci=60, local=10), stateful_step_count=40, database=None
 )
 
 Factory = Callable[..., Any]
@@ -162,7 +162,9 @@ class _RemovesOne(HeapyKiYay[Any, Any]):
 
 def test_quick_settings_catch_a_subtle_bug_and_say_what_happened() -> None:
     machine = multiset_machine(lambda tie: _RemovesOne(tie=tie))
-    quick = quick_settings(shrink=False, database=None)
+    # Derandomized, as under CI: 50 random runs miss this bug about one time in ten, and a
+    # test that fails by chance says nothing about the settings.
+    quick = quick_settings(shrink=False, database=None, derandomize=True)
     assert (quick.max_examples, quick.stateful_step_count) == (50, 20)
     assert Phase.shrink not in quick.phases
     assert Phase.shrink in quick_settings().phases
@@ -198,7 +200,7 @@ def test_failure_messages_name_what_was_raised() -> None:
     initial=st.dictionaries(st.integers(0, 40), priorities("int"), max_size=40),
     tie=st.sampled_from([None, negated]),
 )
-@settings(max_examples=25, database=None)
+@settings(max_examples=examples(ci=25, local=10), database=None)
 def test_initial_mapping(name: str, initial: dict[int, int], tie: TieKey | None) -> None:
     real = FACTORIES[name](initial, tie)
     real.check()

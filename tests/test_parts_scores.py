@@ -28,7 +28,7 @@ from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.lazyheap import LazyHeap
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer.pretokenize import split
-from tests.budget import FULL, examples
+from tests.budget import FULL, examples, matrix
 
 TEXT = (Path(__file__).parent / "data" / "taylorswift.txt").read_text(encoding="utf-8")
 
@@ -58,8 +58,11 @@ def as_tuples(recs: list[MergeRecord]) -> list[tuple[Any, ...]]:
     return [(r.pair, r.new_id, r.count, r.score) for r in recs]
 
 
-@pytest.mark.parametrize("tie", TIES)
-@pytest.mark.parametrize("cls", [PMI, WordPiece])
+# CI runs both scores under every tie rule; a local run the diagonal, 3 cases that meet both
+# scores and every tie rule (``matrix`` in tests/budget.py).
+@pytest.mark.parametrize(
+    ("cls", "tie"), matrix([PMI, WordPiece], TIES, ids=[["PMI", "WordPiece"], list(TIES)])
+)
 @settings(max_examples=examples(ci=60, local=30), deadline=None)
 @given(
     chunks=corpora,
@@ -91,7 +94,7 @@ def test_fast_path_equals_generic_loop_and_oracle(
 
 
 @pytest.mark.parametrize("multiset", [Heapy, LazyHeap])
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=30, local=10), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 20))
 def test_fast_path_with_other_priority_structures(
     multiset: Callable[..., Any], chunks: list[bytes], merges: int
@@ -101,7 +104,7 @@ def test_fast_path_with_other_priority_structures(
     assert fast == expected
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=30, local=10), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 20))
 def test_non_overlapping_counting(chunks: list[bytes], merges: int) -> None:
     options: dict[str, Any] = {"score": PMI(2), "counting": "non_overlapping"}
@@ -110,7 +113,9 @@ def test_non_overlapping_counting(chunks: list[bytes], merges: int) -> None:
     assert fast == expected
 
 
-@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"])
+# The oracle takes about a second per tie rule here: CI runs both, a local run leftmost (the
+# small random corpora above run every tie rule locally).
+@pytest.mark.parametrize("tie", ["smallest_ids", "leftmost"] if FULL else ["leftmost"])
 def test_real_text_equals_oracle(tie: str) -> None:
     """Enough merges on real text that low rises are bucketed and buckets flushed."""
     chunks = list(split(TEXT[:6000], "gpt2"))
@@ -140,7 +145,7 @@ class DoubledPMI(PMI):
         return -count / (stats.unigram(left) + stats.unigram(right))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(ci=30, local=10), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 12))
 def test_a_subclass_keeps_its_own_formula(chunks: list[bytes], merges: int) -> None:
     score: Score = DoubledPMI(1)

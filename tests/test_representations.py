@@ -25,6 +25,7 @@ from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, hf
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, split
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab
+from tests.budget import examples
 from tests.golden import minbpe_golden
 from tests.minbpe_rule import minbpe_merges
 
@@ -50,7 +51,7 @@ def as_tuples(records: list[MergeRecord]) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("tie", TIES)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(ci=60, local=20), deadline=None)
 @given(chunks=corpora, merges=st.integers(0, 30), min_count=st.integers(1, 3))
 def test_every_representation_equals_the_oracle(
     tie: str, chunks: list[bytes], merges: int, min_count: int
@@ -66,7 +67,7 @@ def test_every_representation_equals_the_oracle(
         assert as_tuples(got) == want, corpus
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(ci=80, local=25), deadline=None)
 @given(chunks=corpora, merges=st.integers(1, 25))
 def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int) -> None:
     """After every merge: ``MergeDeltas`` equals a recount, and ``check()`` holds."""
@@ -96,7 +97,7 @@ def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int)
             assert counts == truth
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(ci=60, local=20), deadline=None)
 @given(
     items=st.lists(st.tuples(chunk.filter(bool), st.integers(0, 2)), min_size=1, max_size=8),
     merges=st.integers(1, 25),

@@ -13,6 +13,7 @@ from bpeds.errors import BpedsError
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer import Tokenizer, TokenizerError, UnknownTokenError, check_special_texts
 from bpeds.tokenizer.pretokenize import GPT2_PATTERN, GPT4_PATTERN, PATTERNS
+from tests.budget import examples
 
 
 def test_defaults() -> None:
@@ -180,7 +181,7 @@ def _overlap_by_definition(texts: list[str]) -> bool:
     return False
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(ci=300, local=100))
 @given(texts=st.lists(st.text(alphabet="ab<", min_size=1, max_size=6), unique=True, max_size=5))
 def test_overlap_check_equals_its_definition(texts: list[str]) -> None:
     try:

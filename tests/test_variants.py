@@ -16,7 +16,7 @@ from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver
 from bpeds.testing.oracle import brute_force_run
 from bpeds.variants import Event, Loop, Picky, Scaffold, Variant, get_variant
-from tests.budget import examples
+from tests.budget import examples, matrix
 
 DATA = Path(__file__).parent / "data"
 
@@ -73,22 +73,31 @@ def _driver_run(chunks: list[bytes], n: int, **options: Any) -> tuple[list[Any],
     return records, driver.events
 
 
-@pytest.mark.parametrize("variant", range(len(VARIANT_IDS)), ids=VARIANT_IDS)
+SCORE_TIES = [
+    ("frequency", "lexicographic"),
+    ("frequency", "leftmost"),
+    ("frequency", "smallest_ids"),
+    ("pmi", "smallest_ids"),
+    ("length_weighted", "lexicographic"),
+]
+
+
+# CI runs every (score, tie rule) x variant, 35 cases; a local run the 7 of the diagonal, which
+# meet every variant and every (score, tie rule) (``matrix`` in tests/budget.py).
 @pytest.mark.parametrize(
-    ("score", "tie"),
-    [
-        ("frequency", "lexicographic"),
-        ("frequency", "leftmost"),
-        ("frequency", "smallest_ids"),
-        ("pmi", "smallest_ids"),
-        ("length_weighted", "lexicographic"),
-    ],
+    ("score_tie", "variant"),
+    matrix(
+        SCORE_TIES,
+        range(len(VARIANT_IDS)),
+        ids=[[f"{score}-{tie}" for score, tie in SCORE_TIES], VARIANT_IDS],
+    ),
 )
 @settings(max_examples=examples(ci=20, local=6))
 @given(chunks=corpora, n=st.integers(1, 10))
 def test_driver_equals_oracle_event_for_event(
-    chunks: list[bytes], n: int, variant: int, score: str, tie: str
+    chunks: list[bytes], n: int, variant: int, score_tie: tuple[str, str]
 ) -> None:
+    score, tie = score_tie
     kept = [c for c in chunks if c]
     options: dict[str, Any] = {"score": score, "tie": tie, "max_merges": 3 * n + 2}
     ours = _driver_run(kept, n, variant=_variants()[variant], **options)
@@ -338,28 +347,26 @@ def test_a_tampered_event_log_is_refused() -> None:
         bpeds.Tokenizer(tok.merges, pattern=None, events=[["split", 256]])
 
 
-def test_cli_trains_with_a_variant(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_cli_trains_with_a_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In process (``python -m bpeds`` itself is tested in tests/test_cli.py)."""
     import bpeds
+    from bpeds.cli import main
 
     out = tmp_path / "m.json"
 
-    def train(options: str) -> subprocess.CompletedProcess[str]:
+    def train(options: str) -> tuple[int, str]:
         argv = ["train", str(DATA / "taylorswift.txt"), "--vocab-size", "400", "-o", str(out)]
         argv += ["--variant", "picky", "--variant-options", options]
-        return subprocess.run(
-            [sys.executable, "-m", "bpeds", *argv], capture_output=True, text=True, check=False
-        )
+        code = main(argv)
+        return code, capsys.readouterr().err
 
-    run = train('{"threshold": 0.6}')
-    assert run.returncode == 0, run.stderr
+    code, err = train('{"threshold": 0.6}')
+    assert code == 0, err
     tok = bpeds.Tokenizer.load(out)
     assert tok.options["variant"] == {"name": "picky", "threshold": 0.6}
-    bad = train('{"tau": 1}')
-    assert bad.returncode == 2
-    assert "does not take options" in bad.stderr
+    code, err = train('{"tau": 1}')
+    assert code == 2
+    assert "does not take options" in err
 
 
 # -- SuperBPE: a switch of pre-tokenization half-way --------------------------------------

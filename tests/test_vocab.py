@@ -34,7 +34,7 @@ def merge_lists(draw: st.DrawFn) -> list[tuple[int, int]]:
     return merges
 
 
-@settings(max_examples=examples(ci=150, local=50))
+@settings(max_examples=examples(ci=150, local=25))
 @given(merges=merge_lists(), cache_size=st.integers(0, 5), order=st.randoms())
 def test_token_bytes_equal_the_plain_expansion(
     merges: list[tuple[int, int]], cache_size: int, order: object
