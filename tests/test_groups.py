@@ -112,14 +112,14 @@ def test_group_frequency_equals_the_oracle(
     assert tok.merges == oracle_pairs(groups, merges, GroupFrequency(), tie)
 
 
+def grouped_texts(alphabet: str, max_size: int, max_groups: int) -> Any:
+    """Two to ``max_groups`` groups of one to three short texts."""
+    texts = st.lists(st.text(alphabet=alphabet, max_size=max_size), min_size=1, max_size=3)
+    return st.lists(texts, min_size=2, max_size=max_groups)
+
+
 @settings(max_examples=profile_examples(local=30))
-@given(
-    st.lists(
-        st.lists(st.text(alphabet="ab c", max_size=12), min_size=1, max_size=3),
-        min_size=2,
-        max_size=3,
-    )
-)
+@given(grouped_texts("ab c", 12, 3))
 def test_group_frequency_equals_the_oracle_on_random_groups(texts: list[list[str]]) -> None:
     groups = {f"g{i}": t for i, t in enumerate(texts)}
     want = oracle_pairs(groups, 12, GroupFrequency())
@@ -248,13 +248,7 @@ class RichestGroup(Score):
     [("type", "overlapping"), ("type", "non_overlapping"), ("sequence", "overlapping")],
 )
 @settings(max_examples=profile_examples(local=30))
-@given(
-    st.lists(
-        st.lists(st.text(alphabet="ab cd", max_size=16), min_size=1, max_size=3),
-        min_size=2,
-        max_size=4,
-    )
-)
+@given(grouped_texts("ab cd", 16, 4))
 def test_a_users_score_with_views_equals_the_oracle(
     representation: str, counting: Counting, texts: list[list[str]]
 ) -> None:

@@ -10,7 +10,7 @@ representations' own ``check()`` after every merge, and minbpe on real text.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,21 +80,32 @@ def test_reported_changes_are_the_true_changes(chunks: list[bytes], merges: int)
         vocab = Vocab()
         run: Any = corpus.start("overlapping", False, vocab.length)
         counts = dict(run.initial().pairs)
-        for _ in range(merges):
-            if not counts:
-                break
-            pk = max(counts, key=lambda k: (counts[k], -k))
-            a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
-            new = vocab.add(a, b)
-            out = MergeDeltas(1)
-            run.merge(a, b, new, out)
-            for k, v in out.net(a, b, new).items():
-                counts[k] = counts.get(k, 0) + v
-            counts.pop(pk, None)
-            counts = {k: c for k, c in counts.items() if c}
+        for _ in merge_most_frequent(run, vocab, counts, merges, MergeDeltas(1)):
             run.check()
             truth = brute_force_counts(corpus, vocab)
             assert counts == truth
+
+
+def merge_most_frequent(
+    run: Any, vocab: Vocab, counts: dict[int, int], merges: int, out: MergeDeltas
+) -> Iterator[tuple[int, MergeDeltas]]:
+    """Up to ``merges`` times, merge the most frequent pair (the smallest on ties) and
+    apply the reported changes to ``counts`` (``out`` reused, as the driver does);
+    yield each merged pair with its changes."""
+    for _ in range(merges):
+        if not counts:
+            return
+        pk = max(counts, key=lambda k: (counts[k], -k))
+        a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
+        new = vocab.add(a, b)
+        out.reset()
+        run.merge(a, b, new, out)
+        for k, v in out.net(a, b, new).items():
+            counts[k] = counts.get(k, 0) + v
+        counts.pop(pk, None)
+        for k in [k for k, c in counts.items() if not c]:
+            del counts[k]
+        yield pk, out
 
 
 @settings(max_examples=examples(ci=60, local=20), deadline=None)
@@ -121,19 +132,7 @@ def test_reported_group_changes_are_the_true_changes(
         counts = dict(init.pairs)
         gcounts = {k: list(row) for k, row in init.group_pairs.items()}
         gtokens = list(init.group_tokens)
-        out = MergeDeltas(size)
-        for _ in range(merges):
-            if not counts:
-                break
-            pk = max(counts, key=lambda k: (counts[k], -k))
-            a, b = pk >> PAIR_SHIFT, pk & PAIR_MASK
-            new = vocab.add(a, b)
-            out.reset()
-            run.merge(a, b, new, out)
-            for k, v in out.net(a, b, new).items():
-                counts[k] = counts.get(k, 0) + v
-            counts.pop(pk, None)
-            counts = {k: c for k, c in counts.items() if c}
+        for pk, out in merge_most_frequent(run, vocab, counts, merges, MergeDeltas(size)):
             for k, row in out.group_pairs.items():
                 cur = gcounts.setdefault(k, [0] * size)
                 for g, v in enumerate(row):
