@@ -183,6 +183,39 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
 
     # -- sifting (textbook names: _sift_up moves towards the root) ---------------------------
 
+    def _rise(self, x: _Node[K, P]) -> None:
+        """Swap ``x`` with its parent by relinking: ``x`` takes the parent's place, the
+        parent takes ``x``'s (the one step of every sift). O(1)."""
+        p = x.parent
+        assert p is not None
+        g = p.parent
+        xl = x.left
+        xr = x.right
+        if p.left is x:
+            s = p.right
+            x.left = p
+            x.right = s
+        else:
+            s = p.left
+            x.left = s
+            x.right = p
+        if s is not None:
+            s.parent = x
+        p.left = xl
+        p.right = xr
+        if xl is not None:
+            xl.parent = p
+            if xr is not None:
+                xr.parent = p
+        p.parent = x
+        x.parent = g
+        if g is None:
+            self._root = x
+        elif g.left is p:
+            g.left = x
+        else:
+            g.right = x
+
     def _sift_up(self, x: _Node[K, P]) -> None:
         """Swap ``x`` with its parent while ``x`` ranks before it.
 
@@ -202,34 +235,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
                     break
                 if not pp < prio and not tie < p.tie:
                     break
-                # Relink: x takes p's place, p takes x's.
-                g = p.parent
-                xl = x.left
-                xr = x.right
-                if p.left is x:
-                    s = p.right
-                    x.left = p
-                    x.right = s
-                else:
-                    s = p.left
-                    x.left = s
-                    x.right = p
-                if s is not None:
-                    s.parent = x
-                p.left = xl
-                p.right = xr
-                if xl is not None:
-                    xl.parent = p
-                    if xr is not None:
-                        xr.parent = p
-                p.parent = x
-                x.parent = g
-                if g is None:
-                    self._root = x
-                elif g.left is p:
-                    g.left = x
-                else:
-                    g.right = x
+                self._rise(x)
                 moved += 1
         finally:
             self.sifts += moved
@@ -255,34 +261,7 @@ class Heapy(BinaryHeap[K, P, _Node[K, P]]):
                     break
                 if not prio < cp and not c.tie < tie:
                     break
-                # Relink: c takes x's place, x takes c's.
-                g = x.parent
-                cl = c.left
-                cr = c.right
-                if x.left is c:
-                    s = x.right
-                    c.left = x
-                    c.right = s
-                else:
-                    s = x.left
-                    c.left = s
-                    c.right = x
-                if s is not None:
-                    s.parent = c
-                x.left = cl
-                x.right = cr
-                if cl is not None:
-                    cl.parent = x
-                    if cr is not None:
-                        cr.parent = x
-                x.parent = c
-                c.parent = g
-                if g is None:
-                    self._root = c
-                elif g.left is x:
-                    g.left = c
-                else:
-                    g.right = c
+                self._rise(c)
                 moved += 1
         finally:
             self.sifts += moved
@@ -563,34 +542,7 @@ class _MinHeapy(Heapy[K, P]):
                     break
                 if not prio < pp and not tie < p.tie:
                     break
-                # Relink: x takes p's place, p takes x's.
-                g = p.parent
-                xl = x.left
-                xr = x.right
-                if p.left is x:
-                    s = p.right
-                    x.left = p
-                    x.right = s
-                else:
-                    s = p.left
-                    x.left = s
-                    x.right = p
-                if s is not None:
-                    s.parent = x
-                p.left = xl
-                p.right = xr
-                if xl is not None:
-                    xl.parent = p
-                    if xr is not None:
-                        xr.parent = p
-                p.parent = x
-                x.parent = g
-                if g is None:
-                    self._root = x
-                elif g.left is p:
-                    g.left = x
-                else:
-                    g.right = x
+                self._rise(x)
                 moved += 1
         finally:
             self.sifts += moved
@@ -615,34 +567,7 @@ class _MinHeapy(Heapy[K, P]):
                     break
                 if not cp < prio and not c.tie < tie:
                     break
-                # Relink: c takes x's place, x takes c's.
-                g = x.parent
-                cl = c.left
-                cr = c.right
-                if x.left is c:
-                    s = x.right
-                    c.left = x
-                    c.right = s
-                else:
-                    s = x.left
-                    c.left = s
-                    c.right = x
-                if s is not None:
-                    s.parent = c
-                x.left = cl
-                x.right = cr
-                if cl is not None:
-                    cl.parent = x
-                    if cr is not None:
-                        cr.parent = x
-                x.parent = c
-                c.parent = g
-                if g is None:
-                    self._root = c
-                elif g.left is x:
-                    g.left = c
-                else:
-                    g.right = c
+                self._rise(c)
                 moved += 1
         finally:
             self.sifts += moved
