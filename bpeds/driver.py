@@ -52,7 +52,7 @@ from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.structures.bound_heap import BoundError, BoundHeap, MultisetBounds
 from bpeds.structures.heapykiyay import HeapyKiYay
 from bpeds.structures.protocols import Multiset
-from bpeds.variants import Event, Variant, get_variant
+from bpeds.variants import Event, Variant, get_variant, make_token
 from bpeds.vocab import BYTE_TOKENS, PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 
 __all__ = ["MergeDriver", "MergeRecord", "Progress", "train_merges"]
@@ -674,28 +674,20 @@ class MergeDriver:
                 loop.phase = ""
                 if loop.finished():
                     return
-            reused = None  # the id of a token with these bytes, made before
-            if reuse is not None:
-                made = vocab.token_bytes(left) + vocab.token_bytes(right)
-                reused = reuse.get(made)
-            if reused is None:
-                new = vocab.add(left, right)
-                if reuse is not None:
-                    reuse[made] = new
-            else:
-                new = reused
+            new, remade = make_token(vocab, left, right, reuse)
+            if remade:
                 removed.discard(new)  # (made again, if it was removed)
             chosen = count if is_count else tie.unfold(priority, shift)
             record = MergeRecord((left, right), new, count, chosen)
 
             # 2. merge, and apply the count changes (right side first: see MergeDeltas)
             out.reset()
-            if reused is None:
+            if not remade:
                 run.merge(left, right, new, out)
             else:
                 merge_into(left, right, new, out)  # type: ignore[misc]
             born, fell, died = apply(out)
-            if reused is not None:  # (its pairs may occur earlier than this merge's)
+            if remade:  # (its pairs may occur earlier than this merge's)
                 for pk in born:
                     pos_lb.pop(pk, None)
             gone = counts.pop(k, 0)  # the merged pair occurs nowhere now

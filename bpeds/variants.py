@@ -48,6 +48,7 @@ __all__ = [
     "SuperBPE",
     "Variant",
     "get_variant",
+    "make_token",
     "variant_names",
 ]
 
@@ -437,3 +438,23 @@ def get_variant(spec: Variant | str | Mapping[str, Any]) -> Variant:
             f"variant {name!r} does not take options {sorted(options)}; "
             f"it takes {sorted(cls().options())}"
         ) from None
+
+
+def make_token(
+    vocab: Vocab, left: int, right: int, made: dict[bytes, int] | None
+) -> tuple[int, bool]:
+    """The id a merge of ``(left, right)`` makes, and whether it was made before.
+
+    Without ``made`` (bytes -> id of every token made so far), a new id. With it (a
+    variant whose ``same_bytes_same_token`` holds), the id of an earlier token with the
+    same bytes if there is one (True: it is made again), else a new id, recorded.
+    O(length of the bytes).
+    """
+    if made is None:
+        return vocab.add(left, right), False
+    text = vocab.token_bytes(left) + vocab.token_bytes(right)
+    old = made.get(text)
+    if old is not None:
+        return old, True
+    new = made[text] = vocab.add(left, right)
+    return new, False

@@ -18,7 +18,7 @@ from bpeds.scoring.base import Dependency, Score, Stats, Totals
 from bpeds.scoring.registry import get_score
 from bpeds.scoring.strategies import Frequency
 from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, tie_rule
-from bpeds.variants import Event, Variant, get_variant
+from bpeds.variants import Event, Variant, get_variant, make_token
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
 
 __all__ = ["apply_merge", "brute_force_merges", "brute_force_run"]
@@ -197,16 +197,8 @@ def brute_force_run(
             loop.phase = ""
             if size() >= num_merges or loop.stopped:
                 break
-        reused = None
-        if reuse is not None:
-            made = vocab.token_bytes(left) + vocab.token_bytes(right)
-            reused = reuse.get(made)
-        if reused is None:
-            new = vocab.add(left, right)
-            if reuse is not None:
-                reuse[made] = new
-        else:
-            new = reused
+        new, remade = make_token(vocab, left, right, reuse)
+        if remade:
             loop.removed.discard(new)
         records.append(MergeRecord((left, right), new, pairs[k], best))
         before = sum(map(len, seqs))
