@@ -11,8 +11,9 @@ every token's bytes would cost memory quadratic in the corpus.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 
-__all__ = ["PAIR_MASK", "PAIR_SHIFT", "Vocab", "pack_pair", "unpack_pair"]
+__all__ = ["PAIR_MASK", "PAIR_SHIFT", "Vocab", "apply_merge", "pack_pair", "unpack_pair"]
 
 BYTE_TOKENS = 256
 
@@ -137,3 +138,21 @@ def pack_pair(left: int, right: int) -> int:
 def unpack_pair(key: int) -> tuple[int, int]:
     """Inverse of :func:`pack_pair`."""
     return key >> PAIR_SHIFT, key & PAIR_MASK
+
+
+def apply_merge(tokens: Sequence[int], a: int, b: int, new: int) -> list[int]:
+    """Replace every non-overlapping ``(a, b)``, left to right, by ``new``.
+
+    >>> apply_merge([1, 1, 1, 1, 2], 1, 1, 9)
+    [9, 9, 2]
+    """
+    out: list[int] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:
+            out.append(new)
+            i += 2
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out

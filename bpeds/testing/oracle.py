@@ -19,27 +19,9 @@ from bpeds.scoring.registry import get_score
 from bpeds.scoring.strategies import Frequency
 from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, tie_rule
 from bpeds.variants import Event, Variant, get_variant, make_token
-from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, pack_pair
+from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, apply_merge, pack_pair
 
 __all__ = ["apply_merge", "brute_force_merges", "brute_force_run"]
-
-
-def apply_merge(tokens: Sequence[int], a: int, b: int, new: int) -> list[int]:
-    """Replace every non-overlapping ``(a, b)``, left to right, by ``new``.
-
-    >>> apply_merge([1, 1, 1, 1, 2], 1, 1, 9)
-    [9, 9, 2]
-    """
-    out: list[int] = []
-    i, n = 0, len(tokens)
-    while i < n:
-        if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:
-            out.append(new)
-            i += 2
-        else:
-            out.append(tokens[i])
-            i += 1
-    return out
 
 
 def brute_force_merges(

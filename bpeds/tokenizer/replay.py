@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bpeds.errors import BpedsError
-from bpeds.vocab import BYTE_TOKENS
+from bpeds.vocab import BYTE_TOKENS, apply_merge
 
 __all__ = ["EventLogError", "Replay", "check_events", "hide"]
 
@@ -177,14 +177,7 @@ class Replay:
             out: list[int] = []
             if ev[0] == "merge":
                 _, new, a, b = ev
-                i, n = 0, len(tokens)
-                while i < n:
-                    if i + 1 < n and tokens[i] == a and tokens[i + 1] == b:
-                        out.append(new)
-                        i += 2
-                    else:
-                        out.append(tokens[i])
-                        i += 1
+                out = apply_merge(tokens, a, b, new)
             else:
                 token, parts = ev[1], ev[2:]
                 for t in tokens:
