@@ -36,7 +36,6 @@ Not handled here: training (:mod:`bpeds.tokenizer.training`), encoding
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import math
 import multiprocessing
@@ -669,29 +668,6 @@ def _evaluate(
 # -- running configurations --------------------------------------------------------------------
 
 
-class _Bar:
-    """A tqdm bar labelled with the configuration, at its own line."""
-
-    def __init__(self, desc: str, position: int) -> None:
-        self._bar: Any = None
-        self.desc, self.position = desc, position
-
-    def start(self, total: int) -> None:
-        tqdm = importlib.import_module("tqdm").tqdm
-        self._bar = tqdm(
-            total=total, desc=self.desc, position=self.position, unit=" merges", leave=True
-        )
-
-    def update(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-
-
 @dataclass
 class _Job:
     index: int
@@ -734,7 +710,7 @@ def _run(job: _Job, isolated: bool) -> _Result:
     """Train (or take) one configuration and measure it; failures become the result's error."""
     c = job.config
     res = _Result(c.label)
-    progress: Progress = _Bar(c.label, job.index) if job.bar else NullProgress()
+    progress: Progress = TqdmProgress(c.label, job.index) if job.bar else NullProgress()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)

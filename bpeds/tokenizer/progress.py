@@ -47,21 +47,24 @@ class NullProgress:
 
 
 class TqdmProgress:
-    """A ``tqdm`` bar on stderr; needs ``tqdm`` (``pip install bpeds[progress]``)."""
+    """A ``tqdm`` bar on stderr, at line ``position`` if given (several runs at once);
+    needs ``tqdm`` (``pip install bpeds[progress]``)."""
 
-    def __init__(self, desc: str = "merges") -> None:
+    def __init__(self, desc: str = "merges", position: int | None = None) -> None:
         if importlib.util.find_spec("tqdm") is None:
             raise ImportError(
                 "progress=True draws a tqdm bar, but tqdm is not installed: "
                 "pip install 'bpeds[progress]' (or tqdm)"
             )
-        self.desc = desc
+        self.desc, self.position = desc, position
         self._bar: Any = None
 
     def start(self, total: int) -> None:
         """Open the bar for ``total`` steps."""
         tqdm = importlib.import_module("tqdm").tqdm
-        self._bar = tqdm(total=total, desc=self.desc, unit=" merges", file=sys.stderr)
+        self._bar = tqdm(
+            total=total, desc=self.desc, position=self.position, unit=" merges", file=sys.stderr
+        )
 
     def update(self, n: int) -> None:
         """Advance the bar by ``n``."""
