@@ -122,43 +122,13 @@ def test_compare_writes_the_report(
 
     # An existing output is refused before any work, and kept.
     before = (out / "report.md").read_bytes()
-    code, _, err = run(
-        capsys,
-        "compare",
-        "--train",
-        str(files["train"]),
-        "--heldout",
-        str(files["heldout"]),
-        "--config",
-        "score=frequency",
-        "--vocab-size",
-        "270",
-        "--no-plots",
-        "-q",
-        "-o",
-        str(out),
-    )
+    again = ["compare", "--train", str(files["train"]), "--heldout", str(files["heldout"])]
+    again += ["--config", "score=frequency", "--vocab-size", "270", "--no-plots", "-q"]
+    code, _, err = run(capsys, *again, "-o", str(out))
     assert code == EXIT_DATA
     assert "--force" in err
     assert (out / "report.md").read_bytes() == before
-    code, _, err = run(
-        capsys,
-        "compare",
-        "--train",
-        str(files["train"]),
-        "--heldout",
-        str(files["heldout"]),
-        "--config",
-        "score=frequency",
-        "--vocab-size",
-        "270",
-        "--no-plots",
-        "-q",
-        "--force",
-        "--in-process",
-        "-o",
-        str(out),
-    )
+    code, _, err = run(capsys, *again, "--force", "--in-process", "-o", str(out))
     assert code == EXIT_OK, err
     assert (out / "report.md").read_bytes() != before
 
