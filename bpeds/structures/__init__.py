@@ -16,6 +16,9 @@ Which one do I need? See the table at the top of ``docs/structures.md``.
   selection structure); :class:`MultisetBounds` gives any Multiset the same interface.
 - :class:`LazyIndex` with pluggable compaction policies (:class:`NeverCompact`,
   :class:`ThresholdCompaction`, :class:`AdaptiveCompaction`, or your own).
+- :class:`SleepingPairs`: each token's live pairs, those far below the top asleep
+  under a bound of how far a fall of the token's count can raise them (the driver's
+  re-scoring of scores that read unigram counts).
 
 Every structure has ``check()``, which verifies all its invariants in O(n). See
 ``docs/structures.md``.
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
         Order,
         TieKey,
     )
+    from bpeds.structures.sleeping_pairs import SleepingPairs
 
 #: The module each public name lives in.
 _MODULES = {
@@ -73,6 +77,7 @@ _MODULES = {
     "MultisetBounds": "bound_heap",
     "NeverCompact": "compaction",
     "Order": "protocols",
+    "SleepingPairs": "sleeping_pairs",
     "SortedMultiset": "baselines",
     "ThresholdCompaction": "compaction",
     "TieKey": "protocols",
@@ -99,6 +104,7 @@ __all__ = [
     "MultisetBounds",
     "NeverCompact",
     "Order",
+    "SleepingPairs",
     "SortedMultiset",
     "ThresholdCompaction",
     "TieKey",

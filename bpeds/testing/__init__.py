@@ -33,6 +33,7 @@ from bpeds.testing.multisets import (
     tie_functions,
 )
 from bpeds.testing.oracle import apply_merge, brute_force_merges
+from bpeds.testing.sleeping_pairs import SleepingPairsModel, sleeping_pairs_machine
 
 __all__ = [
     "BoundModel",
@@ -41,6 +42,7 @@ __all__ = [
     "LazyIndexModel",
     "LeapModel",
     "MultisetModel",
+    "SleepingPairsModel",
     "quick_settings",
     "apply_merge",
     "bound_heap_machine",
@@ -51,6 +53,7 @@ __all__ = [
     "leap_machine",
     "multiset_machine",
     "priorities",
+    "sleeping_pairs_machine",
     "tie_functions",
     "token_chunks",
     "token_lists",
