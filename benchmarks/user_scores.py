@@ -10,7 +10,7 @@ from __future__ import annotations
 from bpeds.scoring import Dependency, Stats, score_function
 
 
-@score_function(Dependency.PAIR, integer=True, count_fall_raises=False)
+@score_function(Dependency.PAIR, priority="int", count_fall_raises=False)
 def length_weighted(count: int, left: int, right: int, stats: Stats) -> int:
     """``count * (len(left) + len(right))``: the shipped ``length_weighted`` (alpha 1),
     written as a plain function. Its declarations: an int score (packed heap

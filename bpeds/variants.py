@@ -130,8 +130,7 @@ class Variant:
     ``name``: the registry name. ``needs_unigrams``: the loop keeps unigram
     counts (:meth:`Loop.unigram`, :meth:`Loop.merged_sites`). ``removes``: the
     variant calls :meth:`Loop.remove` (the corpus representation must support
-    it: type mode does, sequence mode does not). ``hides``: marked tokens are
-    split at encoding time (what marks mean to a tokenizer).
+    it: type mode does, sequence mode does not).
     ``same_bytes_same_token``: a merge whose bytes equal a token made before
     (removed or not) makes that token again, under its id, instead of a new id.
     ``filters``: :meth:`eligible` may refuse pairs (a fixed rule of the two
@@ -144,7 +143,6 @@ class Variant:
     name: ClassVar[str] = "custom"
     needs_unigrams: ClassVar[bool] = False
     removes: ClassVar[bool] = False
-    hides: ClassVar[bool] = True
     same_bytes_same_token: ClassVar[bool] = False
     filters: ClassVar[bool] = False
     switches: ClassVar[bool] = False

@@ -21,11 +21,11 @@ ENGLISH = SWIFT.read_text(encoding="utf-8")[:5000]
 NUMBERS = " ".join(str(k * k * 7919 % 100000) for k in range(150))
 
 SCORES_MODULE = """
-    from bpeds.scoring import Dependency, Score, score_function
+    from bpeds.scoring import Declaration, Dependency, Score, score_function
 
     class Dice(Score):
         name = "dice"
-        depends = Dependency.PARTS
+        declaration = Declaration(Dependency.PARTS)
 
         def __init__(self, min_count: int = 2) -> None:
             self.min_count = min_count

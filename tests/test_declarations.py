@@ -17,13 +17,16 @@ from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
 from bpeds.errors import InvariantError
 from bpeds.scoring import (
+    PMI,
+    Declaration,
+    DeclarationError,
     Dependency,
     Frequency,
     Priority,
+    RescoreAll,
     Score,
+    SlowScoreWarning,
     Stats,
-    Totals,
-    declared,
     score_function,
 )
 from bpeds.testing.oracle import brute_force_merges
@@ -41,9 +44,7 @@ class NoDigitLetter(Score):
     """Content-aware: a merge across a digit/letter boundary scores half (reads bytes)."""
 
     name = "no_digit_letter"
-    depends = Dependency.PAIR
-    numeric = True
-    count_fall_raises = False
+    declaration = Declaration(Dependency.PAIR, priority="real", count_fall_raises=False)
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         a, b = stats.token_bytes(left), stats.token_bytes(right)
@@ -51,7 +52,7 @@ class NoDigitLetter(Score):
         return count / 2 if mixed else float(count)
 
 
-@score_function(Dependency.PAIR, integer=True, count_fall_raises=False)
+@score_function(Dependency.PAIR, priority="int", count_fall_raises=False)
 def long_pairs(count: int, left: int, right: int, stats: Stats) -> Priority | None:
     return count * (stats.length(left) + stats.length(right))
 
@@ -62,9 +63,10 @@ def long_pairs_undeclared(count: int, left: int, right: int, stats: Stats) -> Pr
 
 
 class Squared(Frequency):
-    """A subclass with its own formula inherits none of Frequency's formula declarations."""
+    """A subclass with its own formula declares again (here: nothing)."""
 
     name = "squared"
+    declaration = Declaration()
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return count * count - 3 * count
@@ -90,29 +92,84 @@ def test_user_scores_equal_the_oracle(
         assert as_tuples(got) == want, type(corpus).__name__
 
 
-def test_formula_declarations_are_not_inherited_by_a_new_formula() -> None:
-    assert declared(Frequency(), "is_count")
-    assert declared(Frequency(), "integer")
-    assert not declared(Squared(), "is_count")
-    assert not declared(Squared(), "integer")
-    assert declared(long_pairs, "integer")
-    assert declared(long_pairs, "numeric")
+class Doubled(Frequency):
+    """A new formula that keeps its parent's declaration (``priority="count"``)."""
+
+    name = "doubled"
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        return 2 * count
 
 
-def test_score_function_refuses_an_unknown_declaration() -> None:
-    with pytest.raises(TypeError, match=r"no declaration 'interger'.*integer"):
+class Halved(PMI):
+    """A new formula that keeps PMI's kernel."""
+
+    name = "halved"
+
+    def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        pmi = super().score(count, left, right, stats)
+        return None if pmi is None else pmi / 2
+
+
+@pytest.mark.parametrize(
+    ("score", "fault"),
+    [
+        (Doubled(), r"declares priority='count', but scored pair .* counted \d+ times, \d+"),
+        (Halved(), r"kernel gives .* where score\(\) gives"),
+    ],
+)
+def test_a_new_formula_under_its_parents_shortcut_is_refused(score: Score, fault: str) -> None:
+    with pytest.raises(DeclarationError, match=fault):
+        MergeDriver(TypeCorpus([b"abcab", b"abd"]), 3, score=score).run()
+
+
+def test_score_function_refuses_an_unknown_or_malformed_declaration() -> None:
+    with pytest.raises(TypeError, match=r"no declaration 'interger'.*priority"):
         score_function(Dependency.PAIR, interger=True)(lambda c, a, b, s: c)
-    with pytest.raises(TypeError, match="integer must be bool"):
-        score_function(Dependency.PAIR, integer=1)(lambda c, a, b, s: c)
+    with pytest.raises(DeclarationError, match="priority must be 'count', 'int', 'real' or None"):
+        score_function(Dependency.PAIR, priority=int)(lambda c, a, b, s: c)
+    with pytest.raises(DeclarationError, match="count_fall_raises must be True or False"):
+        score_function(Dependency.PAIR, count_fall_raises=1)(lambda c, a, b, s: c)
+    with pytest.raises(DeclarationError, match="totals= is for GLOBAL scores"):
+        score_function(Dependency.PARTS, totals=RescoreAll())(lambda c, a, b, s: c)
+
+
+def test_score_function_declares_everything_a_class_can() -> None:
+    pmi = PMI(min_count=2)
+
+    @score_function(pmi.declaration)
+    def my_pmi(count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        return pmi.score(count, left, right, stats)
+
+    assert my_pmi.declaration == pmi.declaration
+    chunks = [b"the cat sat on the mat", b"the hat", b"that cat"] * 3
+    want = MergeDriver(TypeCorpus(chunks), 10, score=pmi).run()
+    assert MergeDriver(TypeCorpus(chunks), 10, score=my_pmi).run() == want
+
+
+def test_a_score_that_could_declare_more_is_told_once(recwarn: pytest.WarningsRecorder) -> None:
+    @score_function(Dependency.PARTS, name="told_once")
+    def dice(count: int, left: int, right: int, stats: Stats) -> Priority | None:
+        return 2 * count / (stats.unigram(left) + stats.unigram(right))
+
+    corpus = TypeCorpus([b"abcab", b"abd"])
+    MergeDriver(corpus, 3, score=dice).run()
+    MergeDriver(corpus, 3, score=dice).run()
+    told = [w for w in recwarn if issubclass(w.category, SlowScoreWarning)]
+    assert len(told) == 1
+    text = str(told[0].message)
+    for member in ("priority='real'", "count_fall_raises=False", "kernel=", "unigram_fall_raises"):
+        assert member in text
+    # A score that declares what it can is not told anything.
+    MergeDriver(corpus, 3, score=PMI()).run()
+    assert len([w for w in recwarn if issubclass(w.category, SlowScoreWarning)]) == 1
 
 
 class FallRaises(Score):
     """Rises when its count falls, but declares it does not."""
 
     name = "fall_raises"
-    numeric = True
-    integer = True
-    count_fall_raises = False
+    declaration = Declaration(priority="int", count_fall_raises=False)
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return 100 - count
@@ -122,21 +179,19 @@ class LyingGlobal(Score):
     """Reads N, rises when N falls, and says totals can never raise it."""
 
     name = "lying_global"
-    depends = Dependency.GLOBAL
-    numeric = True
+    declaration = Declaration(
+        Dependency.GLOBAL, priority="real", totals=RescoreAll(lambda before, after: False)
+    )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return count * 1000.0 - stats.totals().tokens
-
-    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
-        return False
 
 
 @pytest.mark.parametrize(
     ("score", "fault"),
     [
-        (FallRaises(), "declares count_fall_raises = False, but a fall of its count raised it"),
-        (LyingGlobal(), r"totals_can_raise\(\) returned False"),
+        (FallRaises(), "declares count_fall_raises=False, but a fall of its count raised it"),
+        (LyingGlobal(), r"RescoreAll.can_raise returned False"),
     ],
 )
 def test_a_wrong_declaration_is_named_with_the_pair(score: Score, fault: str) -> None:

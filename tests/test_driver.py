@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,15 @@ from hypothesis import strategies as st
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, train_merges
 from bpeds.errors import InvariantError
-from bpeds.scoring.base import Dependency, DependencyError, Score, Stats, score_function
+from bpeds.scoring.base import (
+    Declaration,
+    Dependency,
+    DependencyError,
+    RescoreAll,
+    Score,
+    Stats,
+    score_function,
+)
 from bpeds.scoring.strategies import (
     NPMI,
     PMI,
@@ -311,13 +320,11 @@ def test_undeclared_dependency_is_refused() -> None:
 
 def test_a_lying_totals_contract_is_detected() -> None:
     class Lying(NPMI):
-        epochs = False  # (re-scored by totals_can_raise, which lies)
-
-        def totals_can_raise(self, before: Any, after: Any) -> bool:
-            return False
+        def declare(self, min_count: int) -> Declaration:  # re-scored by a can_raise that lies
+            return replace(super().declare(min_count), totals=RescoreAll(lambda b, a: False))
 
     text = TEXT[:3000].encode()
-    with pytest.raises(InvariantError, match=r"rose.*totals_can_raise"):
+    with pytest.raises(InvariantError, match=r"rose.*can_raise"):
         train_merges(
             TypeCorpus([text[i : i + 7] for i in range(0, len(text), 7)]), 200, score=Lying()
         )
@@ -329,7 +336,7 @@ def test_a_lying_epoch_is_detected() -> None:
             return True  # (P falls far below the epoch's: its bounds no longer hold)
 
     text = TEXT[:3000].encode()
-    with pytest.raises(InvariantError, match=r"rose.*epoch_bound"):
+    with pytest.raises(InvariantError, match=r"rose.*Epochs.bound"):
         train_merges(
             TypeCorpus([text[i : i + 7] for i in range(0, len(text), 7)]),
             400,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpeds.corpus import Counting
-from bpeds.scoring import Dependency, GroupFrequency, Score, Stats
+from bpeds.scoring import Declaration, Dependency, GroupFrequency, Score, Stats, Views
 from bpeds.testing.oracle import brute_force_merges
 from bpeds.tokenizer import Tokenizer
 from bpeds.tokenizer.io import InvalidTextError, iter_units
@@ -161,8 +161,7 @@ def test_a_per_group_score_refuses_one_group() -> None:
 
     class MyGroups(Score):
         name = "my_groups"
-        depends = Dependency.GLOBAL
-        needs_groups = True
+        declaration = Declaration(Dependency.GLOBAL, groups=True)
 
         def score(self, count: int, left: int, right: int, stats: Stats) -> int:
             return count
@@ -227,16 +226,20 @@ class RichestGroup(Score):
     unset, so the score picks its view itself, as any caller may."""
 
     name = "richest_group"
-    depends = Dependency.GLOBAL
-    needs_groups = True
-    integer = True
-    views = True
-    count_fall_raises = False
-    unigram_fall_raises = False
 
-    def view(self, totals: Any) -> int:
+    @staticmethod
+    def view(totals: Any) -> int:
         tokens = totals.group_tokens
         return max(range(len(tokens)), key=lambda g: (tokens[g], -g))
+
+    declaration = Declaration(
+        Dependency.GLOBAL,
+        groups=True,
+        priority="int",
+        count_fall_raises=False,
+        unigram_fall_raises=False,
+        totals=Views(view),
+    )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> int:
         g = stats.view if stats.view is not None else self.view(stats.totals())
@@ -285,16 +288,13 @@ def test_views_switch_between_structures_and_each_stays_exact() -> None:
     assert train(data, 256 + 60, pattern="gpt2").merges != want
 
 
-def test_a_score_that_overrides_group_frequencys_formula_does_not_inherit_views() -> None:
-    class Doubled(GroupFrequency):
+def test_a_subclass_keeps_its_parents_views_and_stays_exact() -> None:
+    class Doubled(GroupFrequency):  # (a rise of GroupFrequency's is a rise of this one)
         def score(self, count: int, left: int, right: int, stats: Stats) -> Any:
             base = super().score(count, left, right, stats)
             return None if base is None else 2 * base
 
-    from bpeds.scoring.base import declared
-
-    assert declared(GroupFrequency(), "views") is True
-    assert declared(Doubled(), "views") is False
+    assert isinstance(Doubled().declaration.totals, Views)
     data = {"a": SWIFT[:1200], "b": SWIFT[1200:2400]}
     want = oracle_pairs({k: [v] for k, v in data.items()}, 30, Doubled())
     assert train(data, 256 + 30, pattern="gpt2", score=Doubled()).merges == want

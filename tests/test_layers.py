@@ -212,7 +212,7 @@ LAYERS: list[tuple[str, ...]] = [
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.scoring"))),
     # Corpus representations, then the one merge loop over them (and its loop variants).
     ("bpeds.corpus.base", "bpeds.corpus.type_mode", "bpeds.corpus.sequence_mode", "bpeds.corpus"),
-    ("bpeds.variants", "bpeds.driver"),
+    ("bpeds.variants", *sorted(m for m in MODULES if m.startswith("bpeds.driver"))),
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.testing"))),
     # The tokenizer layer, the package bpeds.tokenizer: patterns and their limits,
     # special-token rules, event logs, the JSON format's core.

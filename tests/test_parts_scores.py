@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
-from bpeds.scoring.base import Priority, Score, Stats
+from bpeds.scoring.base import Declaration, Dependency, Priority, RescoreAll, Score, Stats
 from bpeds.scoring.strategies import NPMI, PMI, LikelihoodGain, WordPiece
 from bpeds.structures.heapy import Heapy
 from bpeds.structures.heapykiyay import HeapyKiYay
@@ -135,9 +136,12 @@ def test_real_text_long_run_equals_plain_bounds() -> None:
 
 
 class DoubledPMI(PMI):
-    """A subclass with its own formula: must not inherit PMI's kernel or unigram_bound."""
+    """A subclass with its own formula declares again: no kernel, no unigram_bound."""
 
     name = "doubled_pmi"
+
+    def declare(self, min_count: int) -> Declaration:
+        return Declaration(Dependency.PARTS, min_count=min_count)
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
@@ -236,7 +240,8 @@ def test_npmi_epochs_equal_rescoring_everything_on_a_long_run() -> None:
     re-scored in full after every merge."""
 
     class EveryMerge(NPMI):
-        epochs = False  # (totals_can_raise: True whenever the totals moved)
+        def declare(self, min_count: int) -> Declaration:  # (re-scored whenever totals move)
+            return replace(super().declare(min_count), totals=RescoreAll())
 
     merges = 1500 if FULL else 500
     chunks = list(split(TEXT[:30000], "gpt2"))

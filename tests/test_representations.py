@@ -240,18 +240,29 @@ def test_stops_cleanly_and_reports_progress(representation: str) -> None:
     assert d.vocab.merges() == [r.pair for r in d.records]
 
 
-def test_iterating_pauses_the_cyclic_gc_and_restores_it() -> None:
-    d = MergeDriver(TypeCorpus(split(TEXT[:3000], "gpt2")), 5)
+def test_the_cyclic_gc_is_paused_only_while_a_step_runs() -> None:
+    inside: list[bool] = []
+    d = MergeDriver(
+        TypeCorpus(split(TEXT[:3000], "gpt2")), 5, progress=lambda *_: inside.append(gc.isenabled())
+    )
     it = iter(d)
     next(it)
-    assert not gc.isenabled()
+    assert inside == [False]  # paused while the step ran
+    assert gc.isenabled()  # and running again while the caller holds the record
     it.close()  # abandoned half-way
     assert gc.isenabled()
     assert len(list(MergeDriver(TypeCorpus([b"abab"]), 5))) == 2
     assert gc.isenabled()
-    d = MergeDriver(TypeCorpus([b"abab"]), 5)
+    d = MergeDriver(TypeCorpus([b"abab"]), 5, progress=lambda *_: inside.append(gc.isenabled()))
     d.pause_gc = False
+    inside.clear()
     assert [gc.isenabled() for _ in d] == [True, True]
+    assert inside == [True, True]
+    gc.disable()  # a caller that paused it itself: left paused
+    try:
+        assert [gc.isenabled() for _ in MergeDriver(TypeCorpus([b"abab"]), 5)] == [False, False]
+    finally:
+        gc.enable()
 
 
 def test_sequence_arrays_are_minbpe_basic_on_real_text() -> None:

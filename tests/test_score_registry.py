@@ -17,11 +17,11 @@ from bpeds.scoring.strategies import PMI, Frequency, LengthWeighted
 from bpeds.tokenizer.training import train
 
 USER_MODULE = """
-    from bpeds.scoring import Dependency, Score, score_function
+    from bpeds.scoring import Declaration, Dependency, Score, score_function
 
     class Dice(Score):
         name = "dice"
-        depends = Dependency.PARTS
+        declaration = Declaration(Dependency.PARTS)
 
         def __init__(self, min_count: int = 2, *, scale: float = 1.0) -> None:
             if min_count < 1:

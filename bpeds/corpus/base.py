@@ -19,6 +19,7 @@ __all__ = [
     "Counting",
     "Initial",
     "MergeDeltas",
+    "NoRewrites",
     "count_pairs",
 ]
 
@@ -192,18 +193,71 @@ class MergeDeltas:
 
 
 class CorpusRun(Protocol):
-    """One training run's mutable state over a corpus (what the driver drives)."""
+    """One training run's mutable state over a corpus (what the driver drives).
+
+    ``position_limit``: every :meth:`first_position` is below it. ``count_sites``:
+    report unigram counts (:meth:`initial`) and merge sites (``MergeDeltas.sites``);
+    the driver sets it False when nothing reads them, and a run may then skip that
+    work. ``rewrites``: the run can change tokens that exist already, for loop
+    variants: :meth:`start_holders` (before the first merge), :meth:`split` and
+    :meth:`merge_into`; a run that cannot says False and raises ``ValueError``
+    from those three.
+    """
 
     num_groups: int
-    position_limit: int  # every first_position() is below it
+    position_limit: int
+    count_sites: bool
+    rewrites: bool
 
-    def initial(self) -> Initial: ...
+    def initial(self) -> Initial:
+        """Pair counts, unigram counts, per-group pair counts and tokens, at the start."""
+        ...
 
-    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None: ...
+    def merge(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """Merge every non-overlapping ``(a, b)``, left to right, into ``new``."""
+        ...
 
-    def first_position(self, pk: int) -> int | None: ...
+    def first_position(self, pk: int) -> int | None:
+        """The first position of pair ``pk`` (for the ``leftmost`` tie), or None."""
+        ...
 
-    def check(self) -> None: ...
+    def start_holders(self) -> None:
+        """Keep, from now on, which types hold each token (for :meth:`split`)."""
+        ...
+
+    def split(self, token: int, parts: tuple[int, ...], out: MergeDeltas) -> None:
+        """Replace every occurrence of ``token`` by ``parts``."""
+        ...
+
+    def merge_into(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        """Merge ``(a, b)`` into ``new``, a token made before (and maybe split since)."""
+        ...
+
+    def check(self) -> None:
+        """Verify the run's invariants."""
+        ...
+
+
+class NoRewrites:
+    """For runs that cannot change existing tokens (``rewrites = False``)."""
+
+    rewrites = False
+    count_sites = True
+
+    def _refuse(self) -> None:
+        raise ValueError(
+            f"{type(self).__name__} cannot split or remake tokens: train in type mode "
+            "(a TypeCorpus) for loop variants that do"
+        )
+
+    def start_holders(self) -> None:
+        self._refuse()
+
+    def split(self, token: int, parts: tuple[int, ...], out: MergeDeltas) -> None:
+        self._refuse()
+
+    def merge_into(self, a: int, b: int, new: int, out: MergeDeltas) -> None:
+        self._refuse()
 
 
 class Corpus(Protocol):

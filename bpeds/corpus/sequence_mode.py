@@ -15,6 +15,7 @@ from bpeds.corpus.base import (
     Counting,
     Initial,
     MergeDeltas,
+    NoRewrites,
     _as_bytes,
     _check_counting,
     _groups_for,
@@ -151,7 +152,7 @@ def _note_site(
             first[k] = positions[1]
 
 
-class _ArraySequenceRun:
+class _ArraySequenceRun(NoRewrites):
     """Sequence mode over int arrays: position ``i`` is a token; -1 means none.
 
     The pair index maps each pair to its positions, sorted. A merge makes pairs
@@ -357,7 +358,7 @@ class _ArraySequenceRun:
                 raise InvariantError(f"index list of {k} is not sorted", {"key": k})
 
 
-class _SequenceRun:
+class _SequenceRun(NoRewrites):
     def __init__(self, corpus: SequenceCorpus, want_groups: bool) -> None:
         chunks = [c for c in corpus._chunks if c]
         groups = [g for c, g in zip(corpus._chunks, corpus._groups, strict=True) if c]
@@ -467,7 +468,7 @@ class _SequenceRun:
 _SEP = -1
 
 
-class _LeapSequenceRun:
+class _LeapSequenceRun(NoRewrites):
     """Sequence mode over a :class:`~bpeds.structures.Leap`: chunks in order, one
     separator node between two chunks; no pair index (see :class:`SequenceCorpus`).
 

@@ -351,6 +351,8 @@ class _TypeRun:
         #: Report unigram counts and weighted merge sites (``MergeDeltas.sites``); the
         #: driver turns this off when its score reads neither unigram counts nor totals.
         self.count_sites = True
+        #: Tokens can be split and made again (loop variants): see start_holders().
+        self.rewrites = True
         #: Token -> types that held it when it was made (entries may be stale or
         #: repeated), for :meth:`split`; None (not kept) unless the driver asks.
         self.holders: dict[int, list[int]] | None = None

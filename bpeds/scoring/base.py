@@ -1,58 +1,78 @@
-"""The scoring-strategy contract: what a score may read, and what it must declare.
+"""The scoring contract: a score's formula, and one small object saying what it promises.
 
 A score maps a candidate pair to a priority (larger is merged first) or to
-``None`` (not eligible). It declares what its value depends on, and the merge
-driver keeps exactly the statistics that needs and re-scores exactly the pairs
-whose score can change:
+``None`` (not eligible). Its :class:`Declaration` says what the value reads and
+how it can move, and the merge driver keeps exactly the statistics that needs
+and re-scores exactly the pairs whose score can have risen:
 
 ========== =================================================== ===============================
-class      a score may read                                     re-scored after a merge
+``reads``  a score may read                                     re-scored after a merge
 ========== =================================================== ===============================
 ``PAIR``   the pair's count, fixed properties (byte lengths)    pairs whose count changed
 ``PARTS``  + unigram counts of the pair's two tokens            + every live pair containing a
                                                                 token whose count changed
-``GLOBAL`` + corpus totals (tokens, pairs, per-group totals)    + everything, when
-                                                                ``totals_can_raise`` says so
+``GLOBAL`` + corpus totals (tokens, pairs, per-group totals)    + what the ``totals`` policy
+                                                                says (:class:`RescoreAll`,
+                                                                :class:`Epochs`, :class:`Views`)
 ========== =================================================== ===============================
 
-The driver's selection structure is a max-heap checked at the top: an entry
-whose stored priority differs from a fresh score is re-pushed with the fresh
-one. That is exact only while every stored priority is an *upper bound* of its
-pair's current score. The driver upholds it from the declarations: it re-scores
-every pair whose score may have risen and stores a new bound for it (the fresh
-score, or a coarser bound: a parked bucket's, or a token's cover for pairs
-asleep under a declared :meth:`Score.unigram_bound`; see :mod:`bpeds.driver`),
-and for ``GLOBAL`` scores it asks ``totals_can_raise(before, after)`` after
-every merge and re-scores every pair if the answer is yes. A score that reads
-something it did not declare gets a :class:`DependencyError`, so an undeclared
-dependency cannot silently break exactness. See ``docs/scoring.md``.
+The driver's selection structure stores an *upper bound* of every pair's score
+and checks the top against the exact score; the declarations are what keep
+every stored bound a bound. A score that reads something it did not declare
+gets a :class:`DependencyError`; a promise that turns out false is caught at
+the top and raised as an :class:`~bpeds.errors.InvariantError` naming it; a
+declared shortcut (``priority="count"``, ``kernel``, the priority's type) that
+disagrees with :meth:`Score.score` on the first pairs is a
+:class:`DeclarationError`. So a wrong declaration never gives wrong merges.
+See ``docs/scoring.md``.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from bpeds.errors import BpedsError
 
 __all__ = [
+    "Declaration",
+    "DeclarationError",
     "Dependency",
     "DependencyError",
+    "Epochs",
+    "Kernel",
     "Priority",
+    "PriorityKind",
+    "RescoreAll",
+    "RiseBound",
     "Score",
     "ScoreFunction",
+    "SlowScoreWarning",
     "Stats",
     "Totals",
-    "declared",
+    "Views",
     "score_function",
 ]
 
 #: A score's value: larger is better. ``int`` and ``float`` are the usual ones;
 #: anything totally ordered works.
 Priority = Any
+
+#: ``f(count, c(left), c(right), N)``: a score from the pair's count, its tokens'
+#: unigram counts and the number of tokens alone (pairs of two different tokens).
+Kernel = Callable[[int, int, int, int], Priority | None]
+
+#: ``f(bound, count, then, now)``: how far a fall of one token's unigram count from
+#: ``then`` to ``now`` can raise a pair's score (see :attr:`Declaration.unigram_bound`).
+RiseBound = Callable[[float, int, int, int], float]
+
+#: What a score's priorities are: ``"count"`` (the pair's count itself), ``"int"``,
+#: ``"real"`` (ints or floats, never NaN); None: any totally ordered values.
+PriorityKind = Literal["count", "int", "real"]
 
 
 class Dependency(enum.IntEnum):
@@ -64,7 +84,17 @@ class Dependency(enum.IntEnum):
 
 
 class DependencyError(BpedsError):
-    """A score read a statistic its declared :class:`Dependency` does not include."""
+    """A score read a statistic its declaration does not include."""
+
+
+class DeclarationError(BpedsError, ValueError):
+    """A score's declaration is malformed, or a shortcut it declares (``priority``,
+    ``kernel``) disagrees with its own :meth:`Score.score`."""
+
+
+class SlowScoreWarning(UserWarning):
+    """A score runs exactly but slower than it could: the message names the
+    declarations that would let the driver do less work (given once per score)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +103,7 @@ class Totals:
 
     ``tokens``: tokens in the corpus (weighted by type counts); ``pairs``: the
     sum of all pair counts; ``group_tokens``/``group_bytes``: per group, for
-    scores with ``needs_groups`` (empty tuples otherwise).
+    scores that declare ``groups`` (empty tuples otherwise).
     """
 
     tokens: int
@@ -82,9 +112,229 @@ class Totals:
     group_bytes: tuple[int, ...] = ()
 
 
+def _changed(before: Totals, after: Totals) -> bool:
+    return before != after
+
+
+@dataclass(frozen=True, slots=True)
+class RescoreAll:
+    """A ``GLOBAL`` score's totals policy: after a merge whose change of totals
+    ``can_raise(before, after)`` says may raise a pair whose own statistics did not
+    change, every pair is re-scored (O(pairs)); otherwise only the touched ones.
+
+    The default ``can_raise`` (any change) is always safe and re-scores after every
+    merge. LikelihoodGain's, ``after.tokens > before.tokens``, never fires in
+    training (``N`` only falls), which makes it as cheap as a ``PARTS`` score.
+
+    >>> RescoreAll(lambda before, after: after.tokens > before.tokens).can_raise(
+    ...     Totals(10, 9), Totals(8, 7))
+    False
+    """
+
+    can_raise: Callable[[Totals, Totals], bool] = _changed
+
+
+@dataclass(frozen=True, slots=True)
+class Epochs:
+    """A ``GLOBAL`` score's totals policy: scores are bounded over *epochs*.
+
+    The totals raise untouched scores, but within an epoch only so far:
+    ``start(totals)`` is the epoch beginning at ``totals`` (the totals that ``bound``
+    reads through ``stats.totals()``), ``holds(totals, epoch)`` says whether
+    ``totals`` reached since are still in it, and ``bound(count, left, right,
+    stats)`` is an upper bound of the pair's score at *every* totals of the epoch
+    (None exactly when the score is None). Within an epoch the bound must move with
+    the pair's own statistics as the declaration's other members say
+    (``count_fall_raises``, ``unigram_fall_raises``).
+
+    The driver stores epoch bounds, selects the best *exact* score among the pairs
+    whose bound reaches it (ties by the rule), and bounds every pair again when the
+    epoch ends: O(pairs) once per epoch instead of once per merge. Optional:
+    ``kernel(epoch)``, ``bound`` as a :data:`Kernel` for that epoch; and
+    ``unigram_bound(epoch)``, the :data:`RiseBound` of the epoch's bounds.
+    NPMI is the shipped example; ``docs/scoring.md`` builds another.
+    """
+
+    start: Callable[[Totals], Totals]
+    holds: Callable[[Totals, Totals], bool]
+    bound: Callable[[int, int, int, Stats], Priority | None]
+    kernel: Callable[[Totals], Kernel | None] | None = None
+    unigram_bound: Callable[[Totals], RiseBound | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Views:
+    """A ``GLOBAL`` score's totals policy: the totals matter only through a *view*.
+
+    ``view(totals)`` picks one of a few ints, and the score reads it as
+    ``stats.view``. The driver keeps one selection structure per view (each built
+    the first time its view is selected), pushes every rise into each, and
+    selects in the view of the current totals: nothing is re-scored when the view
+    changes. Within a view the declaration's other members apply.
+    GroupFrequency's view is the worst-compressed group.
+    """
+
+    view: Callable[[Totals], int]
+
+
+TotalsPolicy = RescoreAll | Epochs | Views
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """What a score promises; the driver reads nothing else of it.
+
+    ``reads``: the :class:`Dependency` class of the value. ``groups``: it reads
+    per-group pair counts (``stats.group_count``). ``priority``: ``"count"`` (the
+    count itself: nothing is called per pair), ``"int"`` (packed heap entries),
+    ``"real"`` (int or float, never NaN: the bound heap), or None (any totally
+    ordered values: a position-aware heap). ``min_count``: pairs counted fewer
+    times are never eligible. ``count_fall_raises``: can a fall of the pair's own
+    count raise its score? ``unigram_fall_raises`` (``PARTS`` and up): can a fall
+    of one of its tokens' unigram counts? (None for either: not declared, which is
+    read as True, the safe answer.) ``kernel``: the score as a :data:`Kernel`, called
+    inline for pairs of two different tokens. ``unigram_bound``: a :data:`RiseBound`,
+    ``f(bound, count, then, now)`` bounding the score of a pair counted ``count``
+    times (or fewer) whose score was at most ``bound`` when one of its tokens
+    occurred ``then`` times, now that it occurs ``now`` times; ``f`` must not fall
+    when ``bound``, ``count`` or ``then`` grow. With it, pairs far below the top
+    sleep instead of being re-scored by every merge of their token. ``totals``
+    (``GLOBAL`` only): how the totals move the score, a :class:`RescoreAll`
+    (default), :class:`Epochs` or :class:`Views`.
+
+    >>> Declaration(Dependency.PARTS, priority="real", count_fall_raises=False)
+    Declaration(reads=PARTS, priority='real', count_fall_raises=False)
+    >>> Declaration(Dependency.PAIR, totals=RescoreAll())
+    Traceback (most recent call last):
+    ...
+    bpeds.scoring.base.DeclarationError: totals= is for GLOBAL scores: this one reads PAIR
+    """
+
+    reads: Dependency = Dependency.PAIR
+    groups: bool = False
+    priority: PriorityKind | None = None
+    min_count: int = 1
+    count_fall_raises: bool | None = None
+    unigram_fall_raises: bool | None = None
+    kernel: Kernel | None = None
+    unigram_bound: RiseBound | None = None
+    totals: TotalsPolicy | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reads, Dependency):
+            raise DeclarationError(f"reads must be a Dependency, got {self.reads!r}")
+        if self.priority not in (None, "count", "int", "real"):
+            raise DeclarationError(
+                f"priority must be 'count', 'int', 'real' or None, got {self.priority!r}"
+            )
+        if isinstance(self.min_count, bool) or not (
+            isinstance(self.min_count, int) and self.min_count >= 1
+        ):
+            raise DeclarationError(f"min_count must be an int >= 1, got {self.min_count!r}")
+        for name in ("groups", "count_fall_raises", "unigram_fall_raises"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, bool):
+                raise DeclarationError(f"{name} must be True or False, got {value!r}")
+        for name in ("kernel", "unigram_bound"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise DeclarationError(f"{name} must be a function, got {value!r}")
+        if self.totals is not None:
+            if self.reads is not Dependency.GLOBAL:
+                raise DeclarationError(
+                    f"totals= is for GLOBAL scores: this one reads {self.reads.name}"
+                )
+            if not isinstance(self.totals, RescoreAll | Epochs | Views):
+                raise DeclarationError(
+                    f"totals must be RescoreAll, Epochs or Views, got {self.totals!r}"
+                )
+
+    @property
+    def policy(self) -> TotalsPolicy | None:
+        """The totals policy in force: ``totals``, or :class:`RescoreAll` for a
+        ``GLOBAL`` score that gave none; None below ``GLOBAL``."""
+        if self.reads is not Dependency.GLOBAL:
+            return None
+        return self.totals if self.totals is not None else _RESCORE_ALL
+
+    def advice(self) -> list[str]:
+        """What this declaration leaves undeclared that would make the driver do
+        less work, in plain words (empty when nothing would).
+
+        >>> Declaration(Dependency.PAIR, priority="int", count_fall_raises=False).advice()
+        []
+        >>> [tip.split(",")[0] for tip in Declaration(Dependency.PAIR).advice()]
+        ["priority='real' (or 'int')", 'count_fall_raises=False']
+        """
+        tips: list[str] = []
+        if self.priority is None:
+            tips.append(
+                "priority='real' (or 'int'), if the score returns ints or floats: a bound "
+                "heap holds them, instead of a position-aware heap"
+            )
+        if self.count_fall_raises is None:
+            tips.append(
+                "count_fall_raises=False, if the score never rises when the pair's own count "
+                "falls (it grows with the count): pairs whose count fell are then not re-scored"
+            )
+        if self.reads >= Dependency.PARTS and self.priority != "count":
+            if self.kernel is None and not isinstance(self.totals, Epochs | Views):
+                tips.append(
+                    "kernel=f(count, c_left, c_right, n_tokens), if the score reads nothing "
+                    "else: it is then called inline instead of through score() and Stats"
+                )
+            if self.unigram_fall_raises is None:
+                tips.append(
+                    "unigram_fall_raises=False, if a fall of a token's unigram count never "
+                    "raises the score: the merged tokens' pairs are then not re-scored"
+                )
+            elif (
+                self.unigram_fall_raises
+                and self.unigram_bound is None
+                and not isinstance(self.totals, Epochs | Views)
+            ):
+                tips.append(
+                    "unigram_bound=f(bound, count, then, now), how far a fall of a token's "
+                    "count can raise the score: pairs far below the top then sleep instead "
+                    "of being re-scored by every merge of their tokens"
+                )
+        if self.reads is Dependency.GLOBAL and self.totals is None:
+            tips.append(
+                "totals=RescoreAll(can_raise=...), Epochs(...) or Views(...): as declared, "
+                "every pair is re-scored after every merge"
+            )
+        return tips
+
+    def accepts(self, value: Priority) -> bool:
+        """Is ``value`` a priority of the declared kind (None, not eligible, always is)?
+        ``"real"`` excludes NaN. O(1).
+
+        >>> d = Declaration(priority="real")
+        >>> d.accepts(2), d.accepts(0.5), d.accepts(float("nan")), d.accepts((1, 2))
+        (True, True, False, False)
+        """
+        kind = self.priority
+        if kind is None or value is None:
+            return True
+        if kind != "real":
+            return type(value) is int
+        return (type(value) is int or type(value) is float) and not math.isnan(value)
+
+    def __repr__(self) -> str:
+        shown = [f"reads={self.reads.name}"]
+        for f in fields(self)[1:]:
+            value = getattr(self, f.name)
+            if value != f.default:
+                shown.append(f"{f.name}={value!r}")
+        return f"Declaration({', '.join(shown)})"
+
+
+_RESCORE_ALL = RescoreAll()
+
+
 def _refuse_unigram(token: int) -> int:
     raise DependencyError(
-        "this score read unigram counts but declared depends=Dependency.PAIR; "
+        "this score read unigram counts but declares reads=Dependency.PAIR; "
         "declare Dependency.PARTS so the driver tracks and re-scores them"
     )
 
@@ -97,7 +347,7 @@ class Stats:
     """The read-only view of training statistics a score is given.
 
     The driver owns and updates the underlying tables; a score only reads them.
-    Reading a statistic outside the score's declared dependency raises
+    Reading a statistic outside the score's declaration raises
     :class:`DependencyError`. Every accessor is O(1).
 
     ``length(token)``: byte length of a token, ``token_bytes(token)``: its bytes (fixed
@@ -107,7 +357,8 @@ class Stats:
     stored on the instance (for unigram counts, the list's or ``Counter``'s own
     lookup), because scores call them in the innermost loop of training. ``unigram``
     is given as a list indexed by token id (every id below its length, as the driver
-    keeps it) or as a mapping (absent tokens count 0).
+    keeps it) or as a mapping (absent tokens count 0). ``view``: the current view of
+    a score whose totals policy is :class:`Views` (None otherwise).
     """
 
     __slots__ = (
@@ -151,15 +402,15 @@ class Stats:
         """Corpus totals now (``GLOBAL`` only)."""
         if self._depends < Dependency.GLOBAL:
             raise DependencyError(
-                "this score read corpus totals but did not declare depends=Dependency.GLOBAL"
+                "this score read corpus totals but does not declare reads=Dependency.GLOBAL"
             )
         return self._totals_fn()
 
     def group_count(self, left: int, right: int, group: int) -> int:
-        """Count of the pair within one group (scores with ``needs_groups = True``)."""
+        """Count of the pair within one group (scores that declare ``groups=True``)."""
         if self._group_counts is None or self._pair_key is None:
             raise DependencyError(
-                "this score read per-group counts but did not set needs_groups = True"
+                "this score read per-group counts but does not declare groups=True"
             )
         counts = self._group_counts.get(self._pair_key(left, right))
         return 0 if counts is None else counts[group]
@@ -168,110 +419,17 @@ class Stats:
 class Score:
     """Base class of scoring strategies. Subclass it, or use :func:`score_function`.
 
-    Override :meth:`score`; set ``depends`` (and ``needs_groups`` if the score
-    reads per-group counts); for ``GLOBAL`` scores override
-    :meth:`totals_can_raise` when you can prove totals changes only lower
-    untouched scores (it is what keeps them cheap).
+    Override :meth:`score` and set ``declaration`` (a class attribute, or an
+    instance attribute set in ``__init__`` when it depends on the score's options).
+    A subclass inherits its parent's declaration like any attribute: when it
+    changes the formula it should declare again. The driver checks the shortcuts
+    a declaration takes (``priority``, ``kernel``) against :meth:`score` on the
+    first pairs and raises :class:`DeclarationError` when they disagree, and any
+    other promise that fails is caught when it would have mattered.
     """
 
     name: str = "score"
-    depends: Dependency = Dependency.PAIR
-    needs_groups: bool = False
-
-    # -- capabilities: what the driver may rely on (see docs/scoring.md) -------
-    #: Pairs counted fewer times than this are never eligible (the score returns
-    #: None for them): the driver can forget such pairs without scoring them.
-    min_count: int = 1
-    #: The priority is the pair's count itself (``score(count, ...) == count``):
-    #: nothing is called per pair.
-    is_count: bool = False
-    #: Priorities are ints: the driver's heap packs each with its pair into one int.
-    integer: bool = False
-    #: Priorities are real numbers (int or float, never NaN): the driver's
-    #: :class:`~bpeds.structures.BoundHeap` can hold them (others, such as tuples, go
-    #: to a :class:`~bpeds.structures.HeapyKiYay`). ``integer`` implies it.
-    numeric: bool = False
-    #: Can a fall of the pair's own count (everything else unchanged) raise its score?
-    #: False for scores that grow with the count (frequency-like): then a pair whose
-    #: count fell keeps a valid upper bound and is not re-scored.
-    count_fall_raises: bool = True
-    #: (``PARTS`` and up) Can a fall of a token's unigram count raise the score of a
-    #: pair containing it? If True every pair of the two merged tokens is re-scored
-    #: after their merge; if False (the score falls or stays), none is.
-    unigram_fall_raises: bool = True
-    #: (``GLOBAL``) The score depends on the totals only through a *view* chosen from
-    #: them by :meth:`view` (one of a few: GroupFrequency's is the worst-compressed
-    #: group), and scores in ``stats.view`` when it is set. The driver then keeps one
-    #: selection structure per view and switches between them instead of re-scoring
-    #: every pair when the totals move; within a view the other declarations apply.
-    views: bool = False
-
-    def view(self, totals: Totals) -> int:
-        """(``views``) The view ``totals`` select: an int, one of a few. O(groups)."""
-        raise NotImplementedError
-
-    #: (``GLOBAL``) The totals can raise untouched scores, but only so far within an
-    #: *epoch*: :meth:`epoch` gives the epoch of the current totals, :meth:`in_epoch`
-    #: says when the totals have left it, and :meth:`epoch_bound` bounds a pair's score
-    #: over the whole epoch. The driver then stores epoch bounds (exact at the epoch's
-    #: totals, like the bounds of a ``PARTS`` score), selects the best exact score among
-    #: the pairs whose bound reaches it, and re-scores everything once per epoch instead
-    #: of once per merge.
-    epochs: bool = False
-
-    def epoch(self, totals: Totals) -> Totals:
-        """(``epochs``) The epoch that starts at ``totals``: the totals that
-        :meth:`epoch_bound` reads (through ``stats.totals()``). O(1)."""
-        raise NotImplementedError
-
-    def in_epoch(self, totals: Totals, epoch: Totals) -> bool:
-        """(``epochs``) Are ``totals`` (reached since ``epoch`` began) still in it? O(1)."""
-        raise NotImplementedError
-
-    def epoch_kernel(self, epoch: Totals) -> Callable[[int, int, int, int], Priority | None] | None:
-        """(``epochs``) :meth:`epoch_bound` for this epoch as ``f(count, c(left), c(right),
-        N)``, as :meth:`kernel` is the score (pairs of two different tokens; ``N`` is
-        the epoch's). None (the default): the driver calls :meth:`epoch_bound`."""
-        return None
-
-    def epoch_unigram_bound(self, epoch: Totals) -> Callable[[float, int, int, int], float] | None:
-        """(``epochs``, ``PARTS``) :meth:`unigram_bound` for the epoch bounds of this epoch
-        (the driver asks again at each epoch). None (the default): every pair of a merged
-        token is re-scored."""
-        return None
-
-    def epoch_bound(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
-        """(``epochs``) An upper bound of the pair's score at every totals of the epoch
-        ``stats.totals()`` (with the pair's own statistics as they are; rises of those are
-        re-scored as the other declarations say). None exactly when :meth:`score` is None.
-        """
-        raise NotImplementedError
-
-    def unigram_bound(self) -> Callable[[float, int, int, int], float] | None:
-        """(``PARTS``) How far a fall of one token's count can raise a pair's score.
-
-        ``f(bound, count, then, now)``: an upper bound of the score of a pair counted
-        ``count`` times (or fewer) whose score was at most ``bound`` when one of its
-        tokens was counted ``then`` times, now that it is counted ``now`` times and
-        nothing else the score reads has risen. ``f`` must not fall when ``bound``,
-        ``count`` or ``then`` grow. PMI: ``bound * then / now``. With it the driver
-        leaves pairs far below the top unvisited by that token's merges and wakes them
-        when the bound says they could matter. None (the default): every pair of a
-        merged token is re-scored.
-        """
-        return None
-
-    def kernel(self) -> Callable[[int, int, int, int], Priority | None] | None:
-        """The score as ``f(count, c(left), c(right), N)`` when it reads nothing else.
-
-        For ``PARTS`` and ``GLOBAL`` scores whose value, for a pair of two different
-        tokens, depends only on the pair's count, its tokens' unigram counts and the
-        number of tokens ``N`` (PMI, WordPiece, LikelihoodGain): the driver calls it
-        inline, without a :class:`Stats` and a method call per pair. A pair ``(t, t)``
-        still goes through :meth:`score`. Must equal :meth:`score`. None (the
-        default): the driver calls :meth:`score`.
-        """
-        return None
+    declaration: Declaration = Declaration()
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         """Priority of merging ``(left, right)``, seen ``count`` times; None if ineligible."""
@@ -279,12 +437,6 @@ class Score:
 
     def begin_step(self, stats: Stats) -> None:
         """Called once before each selection; a place to cache per-step values."""
-
-    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
-        """Can going from ``before`` to ``after`` raise the score of a pair whose own
-        statistics did not change? Only asked of ``GLOBAL`` scores; True is always safe.
-        """
-        return before != after
 
     def options(self) -> dict[str, Any]:
         """The score's parameters, recorded with a run's options."""
@@ -299,112 +451,63 @@ class Score:
         return f"{type(self).__name__}({args})"
 
 
-#: Declarations that stand in for the formula (or for its type): a subclass that
-#: overrides :meth:`Score.score` without declaring them again does not inherit them.
-_FORMULA = ("is_count", "integer", "numeric", "kernel", "unigram_bound", "views", "epochs")
-
-
-def declared(score: Score, name: str) -> Any:
-    """A score's declaration ``name``, as the driver may rely on it.
-
-    ``is_count``, ``integer``, ``numeric``, ``views``, ``epochs``, ``kernel`` and
-    ``unigram_bound`` (the
-    last two called: their results are returned) describe the formula
-    itself, so they hold only if declared by the class that defines ``score``
-    or a subclass of it; a subclass that overrides ``score`` gets the safe
-    defaults (False, None) unless it declares them again. Other declarations
-    are inherited as usual.
-
-    >>> from bpeds.scoring.strategies import Frequency
-    >>> class Squared(Frequency):
-    ...     def score(self, count, left, right, stats):
-    ...         return count * count
-    >>> declared(Frequency(), "is_count"), declared(Squared(), "is_count")
-    (True, False)
-    """
-    if name in _FORMULA and not isinstance(score, ScoreFunction):
-        mro = type(score).__mro__
-        inst = vars(score) if hasattr(score, "__dict__") else {}
-        if name not in inst:
-            owner = next(c for c in mro if name in c.__dict__)
-            formula = next(c for c in mro if "score" in c.__dict__)
-            if not issubclass(owner, formula):
-                return None if name in _METHODS else False
-    value = getattr(score, name)
-    return value() if name in _METHODS else value
-
-
-_METHODS = ("kernel", "unigram_bound")
-
-
 class ScoreFunction(Score):
     """A :class:`Score` wrapping a plain function; made by :func:`score_function`."""
 
     def __init__(
         self,
         fn: Callable[[int, int, int, Stats], Priority | None],
-        depends: Dependency,
+        declaration: Declaration,
         name: str,
-        can_raise: Callable[[Totals, Totals], bool] | None = None,
-        **declarations: Any,
     ) -> None:
         self._fn = fn
-        self.depends = depends
+        self.declaration = declaration
         self.name = name
-        self._can_raise = can_raise
-        for key, val in declarations.items():
-            if key not in _DECLARATIONS:
-                raise TypeError(
-                    f"score_function() has no declaration {key!r}; "
-                    f"the declarations are: {', '.join(sorted(_DECLARATIONS))}"
-                )
-            if not isinstance(val, _DECLARATIONS[key]):
-                raise TypeError(f"{key} must be {_DECLARATIONS[key].__name__}, got {val!r}")
-            setattr(self, key, val)
-        if self.integer:
-            self.numeric = True
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return self._fn(count, left, right, stats)
 
-    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
-        if self._can_raise is None:
-            return before != after
-        return self._can_raise(before, after)
 
-
-#: What a score function may declare (see :class:`Score`), and of which type.
-_DECLARATIONS: dict[str, type] = {
-    "min_count": int,
-    "integer": bool,
-    "numeric": bool,
-    "count_fall_raises": bool,
-    "unigram_fall_raises": bool,
-    "needs_groups": bool,
-}
+_MEMBERS = tuple(f.name for f in fields(Declaration))
 
 
 def score_function(
-    depends: Dependency,
+    reads: Dependency | Declaration = Dependency.PAIR,
     *,
     name: str | None = None,
-    can_raise: Callable[[Totals, Totals], bool] | None = None,
-    **declarations: Any,
+    **declaration: Any,
 ) -> Callable[[Callable[[int, int, int, Stats], Priority | None]], ScoreFunction]:
     """Turn ``fn(count, left, right, stats) -> priority | None`` into a :class:`Score`.
 
-    ``declarations`` set the score's capabilities (``integer``, ``numeric``,
-    ``count_fall_raises``, ``unigram_fall_raises``, ``min_count``, ``needs_groups``;
-    see :class:`Score`): what they promise lets the driver do less work.
+    ``reads`` is the :class:`Dependency` class, or a whole :class:`Declaration`;
+    the keywords are the :class:`Declaration`'s other members (``priority``,
+    ``count_fall_raises``, ``kernel``, ``unigram_bound``, ``totals``, ...): a
+    function declares everything a class can.
 
-    >>> @score_function(Dependency.PAIR, integer=True, count_fall_raises=False)
+    >>> @score_function(Dependency.PAIR, priority="int", count_fall_raises=False)
     ... def long_pairs(count, left, right, stats):
     ...     return count * (stats.length(left) + stats.length(right))
-    >>> long_pairs.depends, long_pairs.name, long_pairs.integer
-    (<Dependency.PAIR: 0>, 'long_pairs', True)
+    >>> long_pairs.name, long_pairs.declaration
+    ('long_pairs', Declaration(reads=PAIR, priority='int', count_fall_raises=False))
+    >>> score_function(Dependency.PAIR, integer=True)
+    Traceback (most recent call last):
+    ...
+    TypeError: score_function() has no declaration 'integer'; the declarations are: ...
     """
+    for key in declaration:
+        if key not in _MEMBERS or key == "reads":
+            raise TypeError(
+                f"score_function() has no declaration {key!r}; the declarations are: "
+                + ", ".join(_MEMBERS)
+            )
+    if isinstance(reads, Declaration):
+        if declaration:
+            raise TypeError("give score_function() a Declaration or keywords, not both")
+        decl = reads
+    else:
+        decl = Declaration(reads, **declaration)
 
     def wrap(fn: Callable[[int, int, int, Stats], Priority | None]) -> ScoreFunction:
-        return ScoreFunction(fn, depends, name or fn.__name__, can_raise, **declarations)
+        return ScoreFunction(fn, decl, name or fn.__name__)
 
     return wrap

@@ -9,10 +9,21 @@ sum of pair counts, ``len(t)`` a token's length in bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from bpeds.scoring.base import Dependency, Priority, Score, Stats, Totals
+from bpeds.scoring.base import (
+    Declaration,
+    Dependency,
+    Epochs,
+    Kernel,
+    Priority,
+    RescoreAll,
+    RiseBound,
+    Score,
+    Stats,
+    Totals,
+    Views,
+)
 
 __all__ = [
     "NPMI",
@@ -34,11 +45,7 @@ class Frequency(Score):
     """
 
     name = "frequency"
-    depends = Dependency.PAIR
-    is_count = True
-    integer = True
-    numeric = True
-    count_fall_raises = False
+    declaration = Declaration(Dependency.PAIR, priority="count", count_fall_raises=False)
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return count
@@ -52,16 +59,17 @@ class LengthWeighted(Score):
     """
 
     name = "length_weighted"
-    depends = Dependency.PAIR
-    count_fall_raises = False  # count times a fixed weight
-    numeric = True
 
     def __init__(self, alpha: float = 1) -> None:
         if not alpha >= 0:
             raise ValueError(f"alpha must be >= 0, got {alpha!r}")
         self.alpha = alpha
-        #: An int alpha gives int scores (packed heap entries).
-        self.integer = type(alpha) is int
+        # count times a fixed weight; an int alpha gives int scores (packed heap entries)
+        self.declaration = Declaration(
+            Dependency.PAIR,
+            priority="int" if type(alpha) is int else "real",
+            count_fall_raises=False,
+        )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         return count * (stats.length(left) + stats.length(right)) ** self.alpha
@@ -76,8 +84,12 @@ class _MinCount(Score):
     def __init__(self, min_count: int = 1) -> None:
         if not (isinstance(min_count, int) and min_count >= 1):
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
-        #: (a capability too: pairs below it are never eligible)
         self.min_count = min_count
+        self.declaration = self.declare(min_count)
+
+    def declare(self, min_count: int) -> Declaration:
+        """The declaration of this score with this ``min_count``."""
+        raise NotImplementedError
 
     def options(self) -> dict[str, Any]:
         return {"min_count": self.min_count}
@@ -92,27 +104,33 @@ class PMI(_MinCount):
     """
 
     name = "pmi"
-    depends = Dependency.PARTS
-    numeric = True
-    count_fall_raises = False  # grows with the count
-    unigram_fall_raises = True  # c(t) is a divisor
+
+    def declare(self, min_count: int) -> Declaration:
+        """Grows with the count; ``c(t)`` is a divisor, so a fall of ``c(t)`` from
+        ``then`` to ``now`` multiplies the score by exactly ``then / now``."""
+        return Declaration(
+            Dependency.PARTS,
+            priority="real",
+            min_count=min_count,
+            count_fall_raises=False,
+            unigram_fall_raises=True,
+            kernel=_pmi_kernel(min_count),
+            unigram_bound=_scaled,
+        )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
             return None
         return count / (stats.unigram(left) * stats.unigram(right))
 
-    def unigram_bound(self) -> Callable[[float, int, int, int], float]:
-        """A fall of ``c(t)`` from ``then`` to ``now`` multiplies the score by ``then / now``."""
-        return _scaled
 
-    def kernel(self) -> Callable[[int, int, int, int], Priority | None]:
-        least = self.min_count
+def _pmi_kernel(least: int) -> Kernel:
+    """PMI as a kernel: ``count / (c(left) c(right))``, None below ``least``."""
 
-        def pmi(count: int, c_left: int, c_right: int, tokens: int) -> float | None:
-            return None if count < least else count / (c_left * c_right)
+    def pmi(count: int, c_left: int, c_right: int, tokens: int) -> float | None:
+        return None if count < least else count / (c_left * c_right)
 
-        return pmi
+    return pmi
 
 
 def _scaled(bound: float, count: int, then: int, now: int) -> float:
@@ -143,8 +161,21 @@ class LikelihoodGain(_MinCount):
     """
 
     name = "likelihood_gain"
-    depends = Dependency.GLOBAL
-    numeric = True
+
+    def declare(self, min_count: int) -> Declaration:
+        """Its own count moves it either way (``count_fall_raises``); a fall of
+        ``c(t)`` raises it by at most :func:`_gain_bound`; the totals only lower it
+        while ``N`` falls (see the class docstring)."""
+        return Declaration(
+            Dependency.GLOBAL,
+            priority="real",
+            min_count=min_count,
+            count_fall_raises=True,
+            unigram_fall_raises=True,
+            kernel=_gain_kernel(min_count),
+            unigram_bound=_gain_bound,
+            totals=RescoreAll(_tokens_grew),
+        )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
@@ -155,25 +186,20 @@ class LikelihoodGain(_MinCount):
             return _gain(count, cl, 0, n)  # (no second token: cl loses 2k)
         return _gain(count, cl, stats.unigram(right), n)
 
-    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
-        return after.tokens > before.tokens
 
-    def kernel(self) -> Callable[[int, int, int, int], Priority | None]:
-        least = self.min_count
+def _tokens_grew(before: Totals, after: Totals) -> bool:
+    """LikelihoodGain's ``can_raise``: only ``f(N) - f(N - k)`` reads the totals, and
+    it grows with ``N``."""
+    return after.tokens > before.tokens
 
-        def gain(count: int, c_left: int, c_right: int, n: int) -> float | None:
-            return None if count < least else _gain(count, c_left, c_right, n)
 
-        return gain
+def _gain_kernel(least: int) -> Kernel:
+    """LikelihoodGain as a kernel, None below ``least``."""
 
-    def unigram_bound(self) -> Callable[[float, int, int, int], float]:
-        """A fall of ``c(t)`` from ``then`` to ``now`` changes only the term
-        ``h(c) = f(c - k) - f(c)`` of ``t``, which falls as ``c`` grows (``h'(c) =
-        log((c - k) / c) < 0``): the gain rises by exactly ``h(now) - h(then)``. That
-        rise grows with ``k`` (its derivative in ``k`` is ``log((then - k) / (now - k))
-        > 0``) and with ``then``, so the pair's count (or any larger one, up to
-        ``now``) gives the bound."""
-        return _gain_bound
+    def gain(count: int, c_left: int, c_right: int, n: int) -> float | None:
+        return None if count < least else _gain(count, c_left, c_right, n)
+
+    return gain
 
 
 def _gain(count: int, cl: int, cr: int, n: int) -> float:
@@ -201,6 +227,11 @@ def _xlogx(x: float) -> float:
 
 
 def _gain_bound(bound: float, count: int, then: int, now: int) -> float:
+    """A fall of ``c(t)`` from ``then`` to ``now`` changes only the term ``h(c) =
+    f(c - k) - f(c)`` of ``t``, which falls as ``c`` grows (``h'(c) = log((c - k) / c)
+    < 0``): the gain rises by exactly ``h(now) - h(then)``. That rise grows with ``k``
+    (its derivative in ``k`` is ``log((then - k) / (now - k)) > 0``) and with
+    ``then``, so the pair's count (or any larger one, up to ``now``) gives the bound."""
     k = min(count, now)
     return bound + (_xlogx(now - k) - _xlogx(now)) - (_xlogx(then - k) - _xlogx(then))
 
@@ -226,13 +257,27 @@ class NPMI(_MinCount):
     """
 
     name = "npmi"
-    depends = Dependency.GLOBAL
-    numeric = True
-    epochs = True
-    count_fall_raises = False  # (at the epoch's totals: see epoch_bound)
     #: An epoch lasts while ``P`` falls by less than ``1 / epoch_parts`` of itself: a
     #: speed knob (shorter epochs: tighter bounds, more re-scoring), exact for any value.
     epoch_parts = 64
+
+    def declare(self, min_count: int) -> Declaration:
+        """Bounded over epochs of ``P``; at an epoch's totals the bound grows with the
+        pair's count and rises when a token's count falls (see the class docstring)."""
+        return Declaration(
+            Dependency.GLOBAL,
+            priority="real",
+            min_count=min_count,
+            count_fall_raises=False,
+            unigram_fall_raises=True,
+            totals=Epochs(
+                start=self.epoch,
+                holds=self.in_epoch,
+                bound=self.epoch_bound,
+                kernel=self.epoch_kernel,
+                unigram_bound=self.epoch_unigram_bound,
+            ),
+        )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         if count < self.min_count:
@@ -267,10 +312,11 @@ class NPMI(_MinCount):
         assert bound is not None
         return bound + _MARGIN
 
-    def epoch_unigram_bound(self, epoch: Totals) -> Callable[[float, int, int, int], float]:
+    def epoch_unigram_bound(self, epoch: Totals) -> RiseBound:
+        """The epoch bounds' :data:`~bpeds.scoring.base.RiseBound` (see :func:`_npmi_rise`)."""
         return _npmi_rise(epoch.pairs)
 
-    def epoch_kernel(self, epoch: Totals) -> Callable[[int, int, int, int], Priority | None]:
+    def epoch_kernel(self, epoch: Totals) -> Kernel:
         """:meth:`epoch_bound` as ``(2 log N - log c(l) c(r)) / (log P_e - log count) - 1``
         (the same real number as the score's formula at the epoch's totals; the margin
         covers the two formulas' rounding)."""
@@ -290,7 +336,7 @@ class NPMI(_MinCount):
         return bound
 
 
-def _npmi_rise(pairs: int) -> Callable[[float, int, int, int], float]:
+def _npmi_rise(pairs: int) -> RiseBound:
     """NPMI's epoch bound ``(2 log N - log c(l) c(r)) / (log P_e - log count) - 1`` after
     a fall of ``c(t)`` from ``then`` to ``now``: up by ``log(then / now) / (log P_e -
     log count)``, more for a larger count (below ``P_e``) and a larger ``then``."""
@@ -337,35 +383,33 @@ class GroupFrequency(Score):
     ``g`` the count in the worst group: ordered as the pair ``(g, count)`` (counts
     must stay below ``2**48``; a larger one raises ``ValueError``).
 
-    ``GLOBAL`` class with ``needs_groups``, and it declares ``views``: the totals
-    matter only through which group is worst (:meth:`view`), so the driver keeps
-    one heap per group rather than re-scoring every pair when the worst group
-    changes. Within a view the priority falls when the pair's counts fall
-    (``count_fall_raises = False``) and reads no unigram counts.
+    ``GLOBAL`` class reading per-group counts (``groups``), and its totals policy is
+    :class:`~bpeds.scoring.base.Views`: the totals matter only through which group
+    is worst (:func:`worst_group`), so the driver keeps one heap per group rather
+    than re-scoring every pair when the worst group changes. Within a view the
+    priority falls when the pair's counts fall (``count_fall_raises = False``) and
+    reads no unigram counts.
 
     >>> from bpeds.scoring.base import Dependency, Stats, Totals
     >>> groups = {5: [3, 1]}  # pair key 5: 3 times in group 0, once in group 1
     >>> stats = Stats(Dependency.GLOBAL, len, None, lambda: Totals(10, 9, (4, 6), (4, 12)),
     ...               groups, lambda left, right: 5)
     >>> s = GroupFrequency()
-    >>> s.view(stats.totals())  # group 0: 4 tokens for 4 bytes, group 1: 6 for 12
+    >>> worst_group(stats.totals())  # group 0: 4 tokens for 4 bytes, group 1: 6 for 12
     0
     >>> divmod(s.score(4, 1, 2, stats), 2**48)
     (3, 4)
     """
 
     name = "group_frequency"
-    depends = Dependency.GLOBAL
-    needs_groups = True
-    integer = True
-    numeric = True
-    views = True
-    count_fall_raises = False  # both parts of the priority fall with the pair's counts
-    unigram_fall_raises = False  # reads no unigram counts
-
-    def view(self, totals: Totals) -> int:
-        """The worst-compressed group (-1: no group has text)."""
-        return worst_group(totals)
+    declaration = Declaration(
+        Dependency.GLOBAL,
+        groups=True,
+        priority="int",
+        count_fall_raises=False,  # both parts of the priority fall with the pair's counts
+        unigram_fall_raises=False,  # reads no unigram counts
+        totals=Views(worst_group),
+    )
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         g = stats.view
@@ -378,9 +422,6 @@ class GroupFrequency(Score):
             )
         in_group = stats.group_count(left, right, g) if g >= 0 else 0
         return (in_group << 48) + count
-
-    def totals_can_raise(self, before: Totals, after: Totals) -> bool:
-        return worst_group(before) != worst_group(after)
 
 
 _GROUP_SHIFT_LIMIT = 1 << 48

@@ -139,16 +139,17 @@ def brute_force_run(
                 if k not in first:
                     first[k] = (ci, off)
                 off += vocab.length(s[i])
-        if scorer.needs_groups:
+        declaration = scorer.declaration
+        if declaration.groups:
             totals = Totals(sum(gtokens), sum(pairs.values()), tuple(gtokens), tuple(group_bytes))
         else:
             totals = Totals(sum(gtokens), sum(pairs.values()))
         stats = Stats(
-            scorer.depends,
+            declaration.reads,
             vocab.length,
-            unigram if scorer.depends >= Dependency.PARTS else None,
+            unigram if declaration.reads >= Dependency.PARTS else None,
             lambda totals=totals: totals,  # type: ignore[misc]
-            gpairs if scorer.needs_groups else None,
+            gpairs if declaration.groups else None,
             pack_pair,
             vocab.token_bytes,
         )

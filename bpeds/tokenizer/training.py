@@ -12,7 +12,7 @@ full byte alphabet), ``preset="minbpe-basic"``/``"minbpe-regex"`` minbpe's.
 
 **Groups.** ``data`` may be a mapping ``{group name: data}`` (a language per
 group, say): each group is read and counted on its own and its pieces keep
-their group, which per-group scores (``needs_groups``, such as
+their group, which per-group scores (``groups`` in their declaration, such as
 ``GroupFrequency``) read. Such a score refuses data of one group, which would
 make it do plain frequency's work at several times its cost.
 
@@ -799,7 +799,7 @@ def _groups(data: object) -> list[tuple[str, object]] | None:
 
 def _check_groups(score: Score, groups: list[tuple[str, object]] | None) -> None:
     """A per-group score needs at least two groups: with one it is frequency, at a cost."""
-    if not score.needs_groups or (groups is not None and len(groups) >= 2):
+    if not score.declaration.groups or (groups is not None and len(groups) >= 2):
         return
     if groups is None:
         have = "all the training data is one group"
@@ -808,7 +808,8 @@ def _check_groups(score: Score, groups: list[tuple[str, object]] | None) -> None
         have = f"the training data has {len(groups)} group{'' if len(groups) == 1 else 's'}"
         have += f" ({names})" if names else ""
     raise ValueError(
-        f"score {score.name!r} compares groups of text (needs_groups), but {have}, so it "
+        f"score {score.name!r} compares groups of text (it declares groups=True), but {have}, "
+        "so it "
         "would give frequency's merges at several times the cost: give at least two groups, "
         "as a mapping {group name: texts or paths} (on the command line: --group NAME=FILE "
         "per file)"
@@ -878,7 +879,7 @@ def train(
     that splits otherwise, or ``special_tokens`` naming other texts, raise
     ``ValueError`` (``special_tokens`` may give their ids as a dict).
 
-    A score with ``needs_groups`` (``"group_frequency"``) given data that is
+    A score with ``groups`` in their declaration (``"group_frequency"``) given data that is
     not such a mapping, or a mapping of fewer than two groups, raises
     ``ValueError`` (it would give frequency's merges at several times the
     cost); if fewer than two groups turn out to hold any text, a
@@ -1080,7 +1081,7 @@ def train(
             del pieces
         else:
             corpus, filled = _grouped_corpus(groups, pieces_of, sequence)
-            if score_obj.needs_groups and len(filled) < 2:
+            if score_obj.declaration.groups and len(filled) < 2:
                 warnings.warn(
                     f"score {score_obj.name!r} compares groups, but only {len(filled)} of the "
                     f"{len(groups)} groups hold any text ({', '.join(map(repr, filled)) or 'none'}"
