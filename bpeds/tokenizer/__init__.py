@@ -19,10 +19,6 @@ This package exports what the module ``bpeds.tokenizer`` always has
 (:class:`Tokenizer`, :class:`TokenizerError`, ...). Like :mod:`bpeds`, it
 imports each name the first time it is used (PEP 562), so importing one of its
 modules (say :mod:`bpeds.tokenizer.pretokenize`) loads only what that module needs.
-
-The modules used to sit directly under ``bpeds`` (``bpeds.training``,
-``bpeds.formats``, ...). Those paths still import, as the same module objects,
-with a ``DeprecationWarning`` naming the new path (see ``bpeds._aliases``).
 """
 
 import importlib
