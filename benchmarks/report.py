@@ -273,6 +273,28 @@ def table_scores(r: Results) -> str:
     return markdown_table(header, rows)
 
 
+def table_variants(r: Results) -> str:
+    header = ["workload", "impl", "job CPU s", "÷ reference (job CPU)", "prep / merge CPU s",
+              "merges", "peak RSS MiB", "held-out bytes/token"]  # fmt: skip
+    rows = []
+    for w, ref in (("wl10-variants", "frequency"), ("wl10-continue", "scratch")):
+        for row in r.rows(w):
+            label = row["impl"]
+            rows.append(
+                [
+                    w,
+                    label,
+                    f(row["cpu_job"]),
+                    "1" if label == ref else ratio_cell(r.ratio(w, label, ref, "cpu_job")),
+                    f"{f(row.get('cpu_prep'))} / {f(row.get('cpu_merge'))}",
+                    f(row.get("merges"), 0),
+                    f(row["peak_rss_mib"], 0),
+                    f(row.get("heldout_bytes_per_token"), 3),
+                ]
+            )
+    return markdown_table(header, rows)
+
+
 def scaling_points(r: Results) -> dict[str, list[tuple[float, float, float, float]]]:
     """impl -> [(MB, CPU s per MB, wall s per MB, peak RSS MiB)] from the scaling runs."""
     out: dict[str, list[tuple[float, float, float, float]]] = {}
@@ -364,6 +386,7 @@ TABLES: dict[str, Callable[[Results], str]] = {
     "scores": table_scores,
     "scaling": table_scaling,
     "ablations": table_ablations,
+    "variants": table_variants,
 }
 
 

@@ -12,7 +12,7 @@ Usage::
     python benchmarks/run.py --list                    # the workloads and their runs
 
 Method: every repetition of every implementation is a fresh child process
-(``jobs.py`` or ``ablations/seed_steps.py`` with a JSON spec); within a
+(``jobs.py`` or ``ablations/type_trainer.py`` with a JSON spec); within a
 repetition the implementations of a workload run back to back, in an order
 rotated every repetition. The child times its job (wall and CPU, CPU
 including threads and reaped worker processes) and reports its own peak RSS

@@ -251,7 +251,7 @@ def workloads(quick: bool = False) -> list[Workload]:
                 check="digest",
                 digest_groups={"bpeds split": "bpeds split (regex only)"},
                 notes="regex only: the regex module's findall everywhere and long texts counted "
-                "by the segmenter, as before the ASCII fast path; the counts (and their order) "
+                "by the segmenter, without the ASCII fast path; the counts (and their order) "
                 "are compared every repetition.",
             )
         )
@@ -445,8 +445,8 @@ def workloads(quick: bool = False) -> list[Workload]:
             "there (wl9 measures type mode on long chunks, with smallest_ids).",
         )
     )
-    seed = {"file": en13, "vocab": 2_048 if q else 8_192}
-    seed_variants = [
+    trainer = {"file": en13, "vocab": 2_048 if q else 8_192}
+    trainer_variants = [
         ("baseline: packed, windowed, list, batched", {}),
         ("tuple keys", {"keys": "tuple"}),
         ("full recount per type", {"update": "recount"}),
@@ -455,19 +455,19 @@ def workloads(quick: bool = False) -> list[Workload]:
     ]
     out.append(
         Workload(
-            "wl8-seed",
+            "wl8-trainer",
             8,
-            f"techniques bpeds has no switch for, in ablations/seed_steps.py ({en13}, vocab "
-            f"{seed['vocab']:,})",
+            f"techniques bpeds has no switch for, in ablations/type_trainer.py ({en13}, vocab "
+            f"{trainer['vocab']:,})",
             tuple(
-                Impl(label, {**seed, **kw}, script="ablations/seed_steps.py")
-                for label, kw in seed_variants
+                Impl(label, {**trainer, **kw}, script="ablations/type_trainer.py")
+                for label, kw in trainer_variants
             ),
             rep(3),
-            subjects=tuple(label for label, _ in seed_variants[1:]),
-            peers=(seed_variants[0][0],),
+            subjects=tuple(label for label, _ in trainer_variants[1:]),
+            peers=(trainer_variants[0][0],),
             check="merges",
-            reference=seed_variants[0][0],
+            reference=trainer_variants[0][0],
         )
     )
     # 9. Long input without split points: type mode (one chunk), default options.

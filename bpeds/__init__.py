@@ -13,19 +13,14 @@ The layers, each usable on its own:
   measure them on held-out text (tables, plots, a report).
 
 Importing ``bpeds`` (or one layer, such as ``bpeds.structures``) loads only the
-error types and the table of the tokenizer layer's former module paths
-(:mod:`bpeds._aliases`); every other name here is imported the first time it is
-used (PEP 562), so the structures alone never pull in the tokenizer.
+error types; every other name here is imported the first time it is used
+(PEP 562), so the structures alone never pull in the tokenizer.
 """
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING
 
-from bpeds import _aliases
 from bpeds.errors import BpedsError, EmptyError, InvariantError, PreconditionError
-
-_aliases.install()  # the tokenizer layer's former module paths (bpeds.training, ...)
 
 if TYPE_CHECKING:
     from bpeds.comparison import Comparison, compare
@@ -92,10 +87,6 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
-    moved = _aliases.MOVED.get(f"{__name__}.{name}")
-    if moved is not None:  # a former path, such as bpeds.training (see bpeds._aliases)
-        warnings.warn(_aliases.message(f"{__name__}.{name}"), DeprecationWarning, stacklevel=2)
-        return importlib.import_module(moved)
     if not name.startswith("_"):
         try:
             return importlib.import_module(f"{__name__}.{name}")

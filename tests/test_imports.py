@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
@@ -24,14 +25,12 @@ def _loaded_after(code: str) -> list[str]:
 def test_importing_the_structures_loads_only_them() -> None:
     assert _loaded_after("import bpeds.structures") == [
         "bpeds",
-        "bpeds._aliases",
         "bpeds.errors",
         "bpeds.structures",
     ]
     loaded = _loaded_after("from bpeds.structures import HeapyKiYay; HeapyKiYay({1: 2}).top()")
     assert set(loaded) == {
         "bpeds",
-        "bpeds._aliases",
         "bpeds.errors",
         "bpeds.structures",
         "bpeds.structures.heapykiyay",
@@ -69,3 +68,25 @@ def test_testing_kit_without_hypothesis_names_the_extra() -> None:
     assert run.returncode != 0
     assert "ModuleNotFoundError: bpeds.testing needs Hypothesis" in run.stderr
     assert "pip install 'bpeds[testing]'" in run.stderr
+
+
+def test_the_tokenizer_package_exports_its_names_lazily() -> None:
+    import bpeds.tokenizer
+    import bpeds.tokenizer.core as core
+
+    assert bpeds.tokenizer.__all__ == core.__all__ == sorted(bpeds.tokenizer._LAZY)
+    assert "Tokenizer" in core.__all__
+    for name in bpeds.tokenizer.__all__:
+        assert getattr(bpeds.tokenizer, name) is getattr(core, name), name
+    assert dir(bpeds.tokenizer) == bpeds.tokenizer.__all__
+    assert bpeds.tokenizer.training is importlib.import_module("bpeds.tokenizer.training")
+    with pytest.raises(AttributeError, match=r"module 'bpeds\.tokenizer' has no attribute 'nope'"):
+        _ = bpeds.tokenizer.nope
+    with pytest.raises(AttributeError, match="has no attribute '__wrapped__'"):
+        _ = bpeds.tokenizer.__wrapped__
+
+
+def test_importing_a_low_module_of_the_tokenizer_stays_light() -> None:
+    loaded = set(_loaded_after("import bpeds.tokenizer.pretokenize"))
+    assert "bpeds.tokenizer.pretokenize" in loaded
+    assert not loaded & {"bpeds.tokenizer.core", "bpeds.tokenizer.training", "bpeds.driver"}

@@ -23,8 +23,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from bpeds._aliases import MOVED
-
 ROOT = Path(__file__).resolve().parent.parent / "bpeds"
 
 
@@ -205,7 +203,7 @@ EDGES = import_edges(MODULES)
 #: The tokenizer stack, bottom to top. An import may only go to a lower layer or
 #: within one layer (acyclic, checked below), whatever its kind.
 LAYERS: list[tuple[str, ...]] = [
-    ("bpeds.errors", "bpeds._gc", "bpeds.vocab", "bpeds._aliases"),
+    ("bpeds.errors", "bpeds._gc", "bpeds.vocab"),
     # The structures, each importable on its own.
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.structures"))),
     # Scores, tie rules and the score registry (scores know nothing of tokenizers).
@@ -263,71 +261,6 @@ def test_the_graph_was_read() -> None:
 
 def test_every_module_has_a_layer() -> None:
     assert sorted(set(MODULES) - set(RANK)) == []
-
-
-def _former_paths_used(path: Path) -> list[str]:
-    """Former module paths (``bpeds.training``, ...) that the code in ``path`` imports
-    or reaches as an attribute of ``bpeds``, each with its line."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-
-    def former(name: str) -> bool:
-        return any(name == old or name.startswith(old + ".") for old in MOVED)
-
-    used: set[tuple[int, str]] = set()
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if not isinstance(node, ast.Import | ast.ImportFrom | ast.Attribute):
-            continue
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.module and not node.level:
-                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-        else:
-            parts = [node.attr]
-            value = node.value
-            while isinstance(value, ast.Attribute):
-                parts.append(value.attr)
-                value = value.value
-            if isinstance(value, ast.Name):
-                names = [".".join([value.id, *reversed(parts)])]
-        used |= {(node.lineno, name) for name in names if former(name)}
-    return [f"{name} (line {line})" for line, name in sorted(used)]
-
-
-def test_nothing_of_ours_uses_a_former_path() -> None:
-    """The former paths are for others' code (they warn): the package, its tests and
-    its benchmarks use the new ones."""
-    top = ROOT.parent
-    files = [p for d in ("bpeds", "tests", "benchmarks") for p in sorted((top / d).rglob("*.py"))]
-    assert len(files) > len(MODULES)
-    found = {
-        str(p.relative_to(top)): used
-        for p in files
-        if p.name != "test_aliases.py" and (used := _former_paths_used(p))
-    }
-    assert not found, found
-
-
-def test_the_former_path_scan_sees_every_form(tmp_path: Path) -> None:
-    code = tmp_path / "user.py"
-    code.write_text(
-        "import bpeds.training\n"
-        "from bpeds.formats.hf import save_hf\n"
-        "from bpeds import io\n"
-        "import bpeds\n"
-        "bpeds.counts.Counts\n"
-        "import bpeds.tokenizer.training\n"
-        "from bpeds.tokenizer import formats\n"
-    )
-    assert _former_paths_used(code) == [
-        "bpeds.training (line 1)",
-        "bpeds.formats.hf (line 2)",
-        "bpeds.formats.hf.save_hf (line 2)",
-        "bpeds.io (line 3)",
-        "bpeds.counts (line 5)",
-        "bpeds.counts.Counts (line 5)",
-    ]
 
 
 def test_the_tokenizer_stack_is_layered() -> None:

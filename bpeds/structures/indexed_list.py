@@ -1,4 +1,4 @@
-"""A doubly linked token list with a *stale* pair index (the seed's ``IndexedList``).
+"""``IndexedList``: a doubly linked token list with a *stale* pair index.
 
 A BPE merge of the pair ``(a, b)`` must visit every node holding ``a`` that is
 followed by ``b``. :class:`IndexedList` keeps, for every pair, a plain Python

@@ -1,4 +1,4 @@
-"""The seed's *Leap*: an append-only list whose nodes are also chained by value.
+"""*Leap*: an append-only list whose nodes are also chained by value.
 
 Every node sits on two doubly linked lists at once: the list of all nodes in
 order (``prev``/``next``) and the chain of nodes holding the same value

@@ -15,14 +15,10 @@ layers below: the vocabulary, the scores, the corpus representations, the driver
   :mod:`~bpeds.tokenizer.persist` (the JSON model file) and
   :mod:`bpeds.tokenizer.formats` (minbpe, Hugging Face, tiktoken files).
 
-This package exports what the module ``bpeds.tokenizer`` always has
-(:class:`Tokenizer`, :class:`TokenizerError`, ...). Like :mod:`bpeds`, it
-imports each name the first time it is used (PEP 562), so importing one of its
-modules (say :mod:`bpeds.tokenizer.pretokenize`) loads only what that module needs.
-
-The modules used to sit directly under ``bpeds`` (``bpeds.training``,
-``bpeds.formats``, ...). Those paths still import, as the same module objects,
-with a ``DeprecationWarning`` naming the new path (see ``bpeds._aliases``).
+This package exports the names most code needs (:class:`Tokenizer`,
+:class:`TokenizerError`, ...). Like :mod:`bpeds`, it imports each name the first
+time it is used (PEP 562), so importing one of its modules (say
+:mod:`bpeds.tokenizer.pretokenize`) loads only what that module needs.
 """
 
 import importlib
@@ -59,9 +55,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """An exported name, a submodule (``bpeds.tokenizer.training``), or another
-    name of :mod:`bpeds.tokenizer.core` (what the former module ``bpeds.tokenizer``
-    held), imported on first use."""
+    """An exported name or a submodule (``bpeds.tokenizer.training``), imported on
+    first use."""
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module), name)
@@ -74,9 +69,6 @@ def __getattr__(name: str) -> object:
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{name}":
             raise
-    core = importlib.import_module(f"{__name__}.core")
-    if hasattr(core, name):
-        return getattr(core, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -81,7 +81,6 @@ MAX_HEADER = 1 << 20
 MAX_BLOCK = 64 << 20
 #: Pieces aimed at per written block (raw size about ``BLOCK_TARGET`` bytes).
 BLOCK_TARGET = 1 << 20
-_U64_MAX = (1 << 64) - 1
 _LITTLE = sys.byteorder == "little"
 
 

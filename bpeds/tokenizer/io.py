@@ -101,7 +101,6 @@ __all__ = [
 DEFAULT_BLOCK_SIZE = 1 << 20
 
 Errors = Literal["strict", "replace"]
-_ERRORS = ("strict", "replace")
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 # The rightmost safe cut at or before endpos - 1 (zero-width; see the module docstring).
@@ -277,10 +276,6 @@ def read_text_blocks(
                 yield text
             if final:
                 return
-
-
-#: File name endings read through a decompressor (``.zst`` needs the ``zstandard`` package).
-COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
 
 
 def open_binary(path: os.PathLike[str] | str) -> IO[bytes]:

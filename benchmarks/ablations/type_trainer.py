@@ -1,22 +1,21 @@
-"""A small type-mode BPE trainer with the seed's techniques as switches (own code, not bpeds).
+"""A small type-mode BPE trainer whose techniques are switches (own code, not bpeds).
 
-bpeds has no switch for some techniques of seed 000 (packed pair keys, windowed
-updates, ``array('I')`` storage, batched deltas): its type mode always packs
-pair keys into one int, updates counts in a window around each merge site,
-stores each type as a ``list[int]`` and nets a merge's count changes in one
-dict before applying them. This script re-implements that core loop (what
+bpeds has no switch for some techniques (packed pair keys, windowed updates,
+``array('I')`` storage, batched deltas): its type mode always packs pair keys
+into one int, updates counts in a window around each merge site, stores each
+type as a ``list[int]`` and nets a merge's count changes in one dict before
+applying them. This script re-implements that core loop (what
 ``bpeds.corpus._TypeRun.merge`` and the driver's one-pass update do, in one
 function) so that each technique can be switched off, one at a time, and
 measured against the same baseline:
 
 - ``keys``: ``packed`` (``a << 32 | b``, the baseline) or ``tuple`` (``(a, b)``);
 - ``update``: ``windowed`` (change only the pairs next to each merge site) or
-  ``recount`` (recount every pair of each changed type, before and after: the
-  seed's steps 5-7);
-- ``storage``: ``list`` or ``array`` (``array('I')`` per type: step 11);
+  ``recount`` (recount every pair of each changed type, before and after);
+- ``storage``: ``list`` or ``array`` (``array('I')`` per type);
 - ``deltas``: ``batched`` (one dict of net changes per merge, applied once per
-  key: step 12) or ``direct`` (every change goes straight into the global
-  counts, and the keys that rose are remembered in a set).
+  key) or ``direct`` (every change goes straight into the global counts, and
+  the keys that rose are remembered in a set).
 
 So that a switch costs nothing in the other variants, :func:`_template` is
 specialised before it runs: the switch names become the constants ``True``
@@ -27,9 +26,9 @@ Every variant is exact and gives the same merges (highest count, ties to the
 smallest ids, as bpeds' ``smallest_ids``), which the suite checks. Selection
 is a ``heapq`` max-heap with lazy entries (a count that rose is pushed, one that
 fell is fixed when it surfaces); the pair -> types index is an append-only
-list per pair, de-duplicated and checked on use (step 7).
+list per pair, de-duplicated and checked on use.
 
-Usage: ``python benchmarks/ablations/seed_steps.py SPEC_JSON`` with ``file``,
+Usage: ``python benchmarks/ablations/type_trainer.py SPEC_JSON`` with ``file``,
 ``vocab``, the switches and optionally ``out`` (merge list); prints one JSON
 report (``prep``: read, split with the GPT-2 pattern, count; ``merge``: the
 loop). Not handled: sequence mode, other tie rules, non-overlapping counts.
