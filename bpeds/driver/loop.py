@@ -187,12 +187,11 @@ class MergeDriver:
             done = 0
             while done < limit:
                 if paused:
-                    gc.disable()  # (again: the caller had it between steps)
-                if hooks is not None:
-                    hooks.merges_done = done
-                    if hooks.finished():
-                        return
-                try:  # 1. select
+                    gc.disable()  # (again: the caller ran between steps)
+                if hooks is not None and hooks.finished(done):
+                    return
+                # 1. select the best pair (a variant may still stop the run here)
+                try:
                     best = select.best()
                 except BoundError as exc:
                     raise self._undeclared_rise(exc) from None
@@ -203,17 +202,19 @@ class MergeDriver:
                 count = table.pairs[pair]
                 if hooks is not None and hooks.before_merge(left, right, count):
                     return
-                new, remade = state.make_token(left, right)  # 2. make the token
-                deltas = state.merge_everywhere(left, right, new, remade)  # 3. merge everywhere
-                changes = table.apply_merge(pair, left, right, new, deltas)  # 4. apply the changes
-                rescoring.after_merge(pair, left, right, changes, deltas, remade, priority)  # 5.
+                # 2. make its token; 3. merge it everywhere; 4. apply the count changes
+                new, remade = state.make_token(left, right)
+                deltas = state.merge_everywhere(left, right, new, remade)
+                changes = table.apply_merge(pair, left, right, new, deltas)
+                # 5. re-score what can have risen
+                rescoring.after_merge(pair, left, right, changes, deltas, remade, priority)
                 record = MergeRecord((left, right), new, count, state.score_of(count, priority))
                 self.events.append(Event("merge", new, (left, right), done))
                 self.records.append(record)
                 done += 1
-                if hooks is not None:  # 6. the variant's hooks
-                    hooks.merges_done = done
-                    hooks.after_merge(left, right, new, count, deltas.sites)
+                # 6. the variant's hooks
+                if hooks is not None:
+                    hooks.after_merge(done, left, right, new, count, deltas.sites)
                 if self.progress is not None:
                     self.progress(done, self.num_merges)
                 if paused:

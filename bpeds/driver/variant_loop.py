@@ -96,8 +96,11 @@ class VariantLoop:
         size = len(self._vocab) - self.initial - len(self.removed) - len(self.marked)
         return self._target - size
 
-    def finished(self) -> bool:
-        """The vocabulary reached its target, or the variant stopped the run."""
+    def finished(self, done: int | None = None) -> bool:
+        """The vocabulary reached its target, or the variant stopped the run
+        (``done``: the merges done so far, when the driver asks between steps)."""
+        if done is not None:
+            self.merges_done = done
         return self.stopped or self.remaining() <= 0
 
     def _check(self, token: int) -> None:
@@ -152,8 +155,12 @@ class VariantLoop:
         self.phase = ""
         return self.finished()
 
-    def after_merge(self, left: int, right: int, new: int, count: int, sites: int) -> None:
-        """Call the variant's ``after_merge`` hook (``sites``: the occurrences made)."""
+    def after_merge(
+        self, done: int, left: int, right: int, new: int, count: int, sites: int
+    ) -> None:
+        """Call the variant's ``after_merge`` hook after merge number ``done``
+        (``sites``: the occurrences it made)."""
+        self.merges_done = done
         self.sites = sites
         self.phase = "after"
         self.variant.after_merge(self, (left, right), new, count)
