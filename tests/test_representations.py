@@ -292,3 +292,26 @@ def test_type_and_sequence_agree_on_real_text(tie: str) -> None:
     a = [r.pair for r in MergeDriver(TypeCorpus(chunks), 400, tie=tie).run()]
     b = [r.pair for r in MergeDriver(SequenceCorpus(chunks), 400, tie=tie).run()]
     assert a == b
+
+
+@pytest.mark.parametrize(
+    ("score", "tie", "representation"),
+    [
+        ("frequency", "leftmost", "sequence"),
+        ({"name": "pmi", "min_count": 2}, "smallest_ids", "type"),
+        ({"name": "likelihood_gain", "min_count": 2}, "leftmost", "type"),
+        ({"name": "npmi", "min_count": 2}, "smallest_ids", "type"),
+        ("length_weighted", "lexicographic", "sequence"),
+    ],
+)
+def test_every_mechanism_checks_out_between_steps(
+    score: Any, tie: str, representation: str
+) -> None:
+    chunks = split(TEXT[:4000], "gpt2")
+    corpus = TypeCorpus(chunks) if representation == "type" else SequenceCorpus(chunks)
+    d = MergeDriver(corpus, 120, score=score, tie=tie)
+    d.sleep_below = 0.5  # (many pairs asleep)
+    for _ in d:
+        assert d.state is not None
+        d.state.check()
+    assert len(d.records) == 120

@@ -144,6 +144,8 @@ class MergeDriver:
         self.sleep_below = 1 / 16
         #: Pause the cyclic garbage collector while a step runs (see :meth:`__iter__`).
         self.pause_gc = True
+        #: The run under way (its mechanisms; ``state.check()`` between steps), or None.
+        self.state: RunState | None = None
 
     def options(self) -> dict[str, Any]:
         """The options that determine this run's merges (recorded with a model)."""
@@ -180,7 +182,7 @@ class MergeDriver:
         if paused:
             gc.disable()
         try:
-            state = RunState(self)
+            state = self.state = RunState(self)
             table, select, rescoring = state.table, state.select, state.rescoring
             hooks = state.variant
             limit = self.num_merges if hooks is None else self.max_merges

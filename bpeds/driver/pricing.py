@@ -30,6 +30,23 @@ class Pricing:
 
     Every method is O(1) per pair plus one score call, except :meth:`current` with
     a dynamic rule, which asks the corpus run for the pair's first position.
+
+    >>> from bpeds.corpus import TypeCorpus
+    >>> from bpeds.scoring import Frequency, Leftmost, Stats
+    >>> from bpeds.vocab import Vocab
+    >>> run = TypeCorpus([b"abab", b"ba"]).start("overlapping", False, lambda t: 1)
+    >>> table = CountTable(run.initial(), 256, unigrams=False, groups=False, totals=False,
+    ...                    watch=False)
+    >>> plan = Plan.of(Frequency().declaration, Leftmost(), min_count=2)
+    >>> stats = Stats(plan.declaration.reads, lambda t: 1, None, table.current_totals)
+    >>> p = Pricing(plan, table, run, Vocab(), Leftmost(), stats, Frequency().score, None,
+    ...             max_token_length=None, variant=None)
+    >>> ab, ba = 97 << 32 | 98, 98 << 32 | 97
+    >>> table.pairs[ab], table.pairs[ba], p.value(ab, 2), p.value(ba, 1)  # (ba: below 2)
+    (2, 2, 2, None)
+    >>> p.current(ab) > p.current(ba)          # equal counts: ab occurs first
+    True
+    >>> p.check()
     """
 
     __slots__ = (
@@ -134,6 +151,14 @@ class Pricing:
     def all_bounds(self) -> Iterable[tuple[int, Priority]]:
         """Every pair's bound now (a selection structure's rebuild). O(pairs)."""
         return self.bounds(self.table.pairs)
+
+    def check(self) -> None:
+        """Every stored position is a lower bound of its pair's first position now.
+        O(stored positions x the run's first_position)."""
+        for k, pos in self.positions.items():
+            first = self.first_position(k)
+            if first is not None and pos > first:
+                raise InvariantError(f"pair {k}'s stored position {pos} is past {first}", k)
 
     def _current(self, k: int) -> Priority | None:
         s = self.value(k, self.counts_get(k, 0))

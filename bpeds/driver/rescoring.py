@@ -27,6 +27,17 @@ strategy                    after each merge
 Costs per merge: O(new pairs) for :class:`PushNewPairs`; O(touched pairs) for the
 others, plus O(pairs) when every pair is re-scored (a new epoch, or the totals
 raising untouched scores).
+
+>>> from bpeds.corpus import TypeCorpus
+>>> from bpeds.driver import MergeDriver
+>>> def strategy(score, groups=None):
+...     d = MergeDriver(TypeCorpus([b"abab", b"abc"], groups), 1, score=score)
+...     _ = d.run()
+...     return type(d.state.rescoring).__name__
+>>> [strategy(s) for s in ("frequency", "pmi", "likelihood_gain", "npmi")]
+['PushNewPairs', 'RescoreTouched', 'RescoreAllWhenRaised', 'RescoreInEpochs']
+>>> strategy("group_frequency", [0, 1])
+'RescoreInViews'
 """
 
 from __future__ import annotations
@@ -216,6 +227,23 @@ class Rescoring:
                     sleeping.record_rise(band, bounds_get(pk) or 0.0, counts_get(pk, 0))
         return gone, low
 
+    def check(self) -> None:
+        """Every eligible pair's priority is covered: by its stored bound, or, asleep
+        in a band whose cover was pushed, by that cover (and the sleeping pairs' own
+        invariants hold). O(pairs)."""
+        covered: dict[int, float] = {}
+        sleeping = self.sleeping
+        if sleeping is not None:
+            sleeping.check()
+            cover = sleeping.cover
+            covered = {pk: cover[b] for pk, b in sleeping.band_of.items() if b in cover}
+        # (a pair that joined a band since its cover was computed is still held by its
+        # own stored bound: those above their cover are checked with the others)
+        current = self.pricing.current
+        self.select.check(
+            pk for pk in self.table.pairs if pk not in covered or _above(current(pk), covered[pk])
+        )
+
     def wake(self, stored: Any) -> bool:
         """The selection structure's guard: wake the sleeping band whose cover reaches
         the top's bound ``stored`` and re-score it; True if one did."""
@@ -365,6 +393,10 @@ class RescoreInEpochs(RescoreTouched):
         super().__init__(*args, **kwargs)
         self.clock = clock
 
+    def check(self) -> None:
+        self.clock.check(self.table.totals)
+        super().check()
+
     def new_epoch(self, now: Totals) -> bool:
         """Begin a new epoch if ``now`` left the current one: the pricing's kernel and
         the sleeping pairs' rise bound are the new epoch's; every pair is awake."""
@@ -420,6 +452,10 @@ class RescoreInViews(RescoreTouched):
         select.move_to(self.table.totals)
         for _ in select.each_view():
             self.rescore(pairs)
+
+
+def _above(priority: Any, cover: float) -> bool:
+    return priority is not None and priority > cover
 
 
 def rescoring_for(

@@ -22,6 +22,7 @@ from typing import Any
 
 from bpeds.driver.plan import Plan
 from bpeds.driver.pricing import Pricing
+from bpeds.errors import InvariantError
 from bpeds.scoring.base import Epochs, Kernel, Priority, RiseBound, Stats, Totals, Views
 from bpeds.scoring.ties import TieRule
 from bpeds.structures.bound_heap import BoundError, BoundHeap, MultisetBounds
@@ -54,6 +55,22 @@ class Selection:
     The structure is built by :meth:`start` (not at construction, so that a
     ``guard``, the sleeping pairs' wake-up, can be attached first) and again by
     :meth:`rebuild`.
+
+    >>> from bpeds.driver.counts import CountTable
+    >>> from bpeds.corpus import TypeCorpus
+    >>> from bpeds.scoring import Frequency, SmallestIds, Stats
+    >>> run = TypeCorpus([b"abab", b"ba"]).start("overlapping", False, lambda t: 1)
+    >>> table = CountTable(run.initial(), 256, unigrams=False, groups=False, totals=False,
+    ...                    watch=False)
+    >>> plan = Plan.of(Frequency().declaration, SmallestIds(), min_count=1)
+    >>> stats = Stats(plan.declaration.reads, lambda t: 1, None, table.current_totals)
+    >>> pricing = Pricing(plan, table, run, Vocab(), SmallestIds(), stats, Frequency().score,
+    ...                   None, max_token_length=None, variant=None)
+    >>> select = Selection(plan, pricing, SmallestIds(), Vocab())
+    >>> select.start(pricing.all_bounds())
+    >>> select.check(table.pairs)
+    >>> select.best()                  # (a, b) and (b, a) both twice: the smaller ids win
+    (416611827810, 2)
     """
 
     __slots__ = (
@@ -129,6 +146,11 @@ class Selection:
             gap=1 if plan.integer else 0,
         )
 
+    def check(self, pairs: Iterable[int]) -> None:
+        """The structure's invariants, and that every eligible pair of ``pairs`` has a
+        bound at least its priority. O(n + pairs)."""
+        self.structure.check(pairs)
+
     def _use(self, structure: BoundHeap | MultisetBounds) -> None:
         self.structure = structure
         if isinstance(structure, BoundHeap):
@@ -148,6 +170,13 @@ class EpochClock:
     ``epoch``: the totals the current epoch's bounds are computed at (what
     ``stats.totals()`` returns to ``Epochs.bound``). :meth:`advance` starts a new
     epoch once the totals leave the current one. O(1) per merge.
+
+    >>> from bpeds.scoring import NPMI
+    >>> clock = EpochClock(NPMI().declaration.totals, Totals(tokens=1000, pairs=900))
+    >>> clock.current()
+    Totals(tokens=1000, pairs=886, group_tokens=(), group_bytes=())
+    >>> clock.advance(Totals(990, 890)), clock.advance(Totals(980, 880)), clock.current().pairs
+    (False, True, 867)
     """
 
     __slots__ = ("epoch", "policy")
@@ -167,6 +196,11 @@ class EpochClock:
     def rise(self) -> RiseBound | None:
         """The epoch bounds' rise bound (None: no pair sleeps)."""
         return None if self.policy.unigram_bound is None else self.policy.unigram_bound(self.epoch)
+
+    def check(self, now: Totals) -> None:
+        """The totals ``now`` are still in the current epoch (the driver advanced it)."""
+        if not self.policy.holds(now, self.epoch):
+            raise InvariantError(f"totals {now} left the epoch {self.epoch}", now)
 
     def advance(self, now: Totals) -> bool:
         """Start a new epoch at ``now`` if ``now`` left the current one; True if it did."""
@@ -318,6 +352,12 @@ class ViewSelection(Selection):
         if structure is None:
             structure = self.structures[view] = self.build(self.pricing.all_bounds())
         self._use(structure)
+
+    def check(self, pairs: Iterable[int]) -> None:
+        """Every built view's structure, each against its view's priorities."""
+        keys = list(pairs)
+        for _ in self.each_view():
+            self.structure.check(keys)
 
     def each_view(self) -> Iterator[int]:
         """Activate every built view in turn, ending in the current one."""

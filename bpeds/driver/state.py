@@ -53,7 +53,20 @@ class RunState:
     ``rescoring``: how pairs are priced, selected and re-scored; ``variant``: the
     :class:`~bpeds.driver.variant_loop.VariantLoop` (None without a variant).
     :meth:`merge_everywhere` and :meth:`split_token` change the corpus; the loop in
-    :class:`~bpeds.driver.MergeDriver` calls the rest.
+    :class:`~bpeds.driver.MergeDriver` calls the rest. One step, by hand:
+
+    >>> from bpeds.corpus import TypeCorpus
+    >>> from bpeds.driver import MergeDriver
+    >>> state = RunState(MergeDriver(TypeCorpus([b"abab", b"abc"]), 1))
+    >>> pair, priority = state.select.best()
+    >>> left, right = pair >> 32, pair & 0xFFFFFFFF
+    >>> new, remade = state.make_token(left, right)
+    >>> deltas = state.merge_everywhere(left, right, new, remade)
+    >>> changes = state.table.apply_merge(pair, left, right, new, deltas)
+    >>> state.rescoring.after_merge(pair, left, right, changes, deltas, remade, priority)
+    >>> (left, right, new), sorted(state.table.pairs.values())  # (X, X) and (X, c) once each
+    ((97, 98, 256), [1, 1])
+    >>> state.check()
     """
 
     def __init__(self, driver: DriverOptions) -> None:
@@ -167,6 +180,17 @@ class RunState:
                 table.unigram if plan.unigrams else None,
                 self.split_token,
             )
+
+    def check(self) -> None:
+        """Every mechanism's invariants, between two steps: the corpus run's, the count
+        table's, the pricing's stored positions, every eligible pair's bound (or its
+        band's cover), the variant's removals and marks. O(corpus + pairs)."""
+        self.run.check()
+        self.table.check()
+        self.pricing.check()
+        self.rescoring.check()
+        if self.variant is not None:
+            self.variant.check()
 
     def score_of(self, count: int, priority: Any) -> Any:
         """The score a merge was selected with: its priority, a dynamic tie's

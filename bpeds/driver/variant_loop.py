@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bpeds.errors import InvariantError
 from bpeds.variants import Event, Variant
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
@@ -44,6 +45,18 @@ class VariantLoop:
     finished when the vocabulary reached its target (``num_merges`` present,
     unmarked tokens past the start) or the variant stopped it. O(1) per call but
     :meth:`remove`, which costs the split.
+
+    >>> from bpeds.variants import Variant
+    >>> vocab, events = Vocab(), []
+    >>> loop = VariantLoop(Variant(), vocab, events, 10, None, lambda t, parts: parts)
+    >>> ab = vocab.add(97, 98)  # (a merge: one token more, 9 to go)
+    >>> loop.mark(ab); loop.remaining(), events[0].kind  # (marked: hidden, 10 to go again)
+    (10, 'mark')
+    >>> loop.remove(ab)
+    Traceback (most recent call last):
+    ...
+    ValueError: variant Variant() removes a token but does not declare removes
+    >>> loop.check()
     """
 
     def __init__(
@@ -147,6 +160,16 @@ class VariantLoop:
 
     def stop(self) -> None:
         self.stopped = True
+
+    def check(self) -> None:
+        """Removed and marked tokens are merged tokens of the vocabulary, and none is
+        both. O(removed + marked)."""
+        size = len(self._vocab)
+        for t in self.removed | self.marked:
+            if not BYTE_TOKENS <= t < size:
+                raise InvariantError(f"token {t} is removed or marked, but not a merge", t)
+        if self.removed & self.marked:
+            raise InvariantError("tokens both removed and marked", self.removed & self.marked)
 
     def before_merge(self, left: int, right: int, count: int) -> bool:
         """Call the variant's ``before_merge`` hook; True if the run is finished."""

@@ -103,6 +103,7 @@ class SleepingPairs:
         "bands_of",
         "count_then",
         "cover",
+        "covered_at",
         "rise",
         "top_bound",
         "top_count",
@@ -125,6 +126,8 @@ class SleepingPairs:
         self.top_count: dict[int, int] = {}
         #: band -> its cover, as last pushed
         self.cover: dict[int, float] = {}
+        #: band -> c(t) when its cover was last computed
+        self.covered_at: dict[int, int] = {}
         self._covers: list[tuple[float, int]] = []  # (-cover, band), stale entries kept
 
     def add(self, pairs: Iterable[int]) -> None:
@@ -161,6 +164,7 @@ class SleepingPairs:
                 self.bands_of.setdefault(tok, set()).add(band)
                 self.count_then[band] = self.unigram[tok]
                 self.cover.pop(band, None)
+                self.covered_at.pop(band, None)
                 top_bound[band] = b
                 top_count[band] = c
             else:
@@ -202,6 +206,7 @@ class SleepingPairs:
     def _push(self, band: int) -> None:
         if not self.asleep.get(band):
             return
+        self.covered_at[band] = self.unigram[band >> BAND_BITS]
         cv = self._cover_of(band)
         if cv > self.cover.get(band, -_INF):
             self.cover[band] = cv
@@ -216,6 +221,7 @@ class SleepingPairs:
             table.clear()
         for table_ in (self.top_bound, self.top_count, self.cover):
             table_.clear()
+        self.covered_at.clear()
         self._covers.clear()
 
     def wake_reaching(self, stored: Any) -> list[int] | None:
@@ -232,7 +238,7 @@ class SleepingPairs:
                 return None
             heappop(covers)
             del self.cover[band], self.count_then[band], self.top_bound[band]
-            del self.top_count[band]
+            del self.top_count[band], self.covered_at[band]
             pairs = self.asleep.pop(band)
             tok = band >> BAND_BITS
             bands = self.bands_of[tok]
@@ -252,9 +258,11 @@ class SleepingPairs:
         A sleeping pair is in its band and in no ``awake`` set of the band's token,
         which is one of its two tokens, and it is still awake under the other one;
         ``bands_of`` lists exactly the non-empty bands; a non-empty band has its
-        records, and its cover (if pushed) is on the heap and still holds for the
-        token's count now; an awake pair is awake under both of its tokens unless it
-        sleeps under one.
+        records, its cover (if pushed) is on the heap, and its token has not fallen
+        since the cover was last computed (or, with no cover, since the band began: its
+        pairs' stored bounds still hold); an awake pair is awake under both of its
+        tokens unless it sleeps under one. (A band's cover may lag a pair that joined it
+        since: that pair's own stored bound covers it until the token falls again.)
         """
         for pk, band in self.band_of.items():
             tok = band >> BAND_BITS
@@ -279,12 +287,13 @@ class SleepingPairs:
         for band in full:
             if band not in self.count_then or band not in self.top_bound:
                 raise InvariantError(f"band {band} has no records", band)
+            now = self.unigram[band >> BAND_BITS]
             if band in self.cover:
                 if band not in on_heap:
                     raise InvariantError(f"band {band}'s cover is not on the heap", band)
-                if self.cover[band] < self._cover_of(band):
+                if now < self.covered_at[band]:
                     raise InvariantError(f"band {band}'s cover is stale", band)
-            elif self.unigram[band >> BAND_BITS] < self.count_then[band]:
+            elif now < self.count_then[band]:
                 raise InvariantError(f"band {band}'s token fell, and no cover was pushed", band)
         for tok, pairs in self.awake.items():
             for pk in pairs:

@@ -1,11 +1,12 @@
 """A reference model and a Hypothesis state machine for :class:`~bpeds.structures.SleepingPairs`.
 
 The model (:class:`SleepingPairsModel`) keeps, per live pair, whether it is awake
-or asleep under a token (with the bound, count and ``c(t)`` it fell asleep with,
-and every rise recorded since), and computes a band's cover from scratch when
-asked: ``rise(largest bound, largest count, c(t) at the band's first sleep,
-c(t) now)``, with the structure's rounding margin. The machine drives both the
-way the merge driver does:
+or asleep under a token, and per band its records (the largest bound and count of
+its pairs, ``c(t)`` at its first sleep) and its cover, computed from scratch
+whenever the structure must compute it (the token fell, or a rise raised the
+records): ``rise(largest bound, largest count, c(t) then, c(t) now)``, with the
+structure's rounding margin, never lowered. A band whose cover was never computed
+cannot wake. The machine drives both the way the merge driver does:
 
 * **add** new pairs of a few tokens; **forget** a pair (it died);
 * **sleep** awake pairs of a token under it (never a pair ``(t, t)``);
@@ -68,9 +69,9 @@ class SleepingPairsModel:
     asleep: dict[int, _Sleeper] = field(default_factory=dict)
     #: band -> [largest bound, largest count, c(t) at its first sleep]
     records: dict[int, list[Any]] = field(default_factory=dict)
-    #: bands whose cover was pushed since they began (the others cannot wake: their
-    #: token has not fallen, so their pairs' stored bounds still hold)
-    visible: set[int] = field(default_factory=set)
+    #: band -> its cover, for bands whose cover was computed since they began (the
+    #: others cannot wake: their token has not fallen, so their pairs' stored bounds hold)
+    covers: dict[int, float] = field(default_factory=dict)
 
     def awake_under(self, tok: int) -> set[int]:
         return {
@@ -83,7 +84,7 @@ class SleepingPairsModel:
     def band_pairs(self, band: int) -> set[int]:
         return {pk for pk, s in self.asleep.items() if s.band == band}
 
-    def cover(self, band: int) -> float:
+    def fresh_cover(self, band: int) -> float:
         bound, count, then = self.records[band]
         now = self.unigram[band >> BAND_BITS]
         if not now:
@@ -95,19 +96,24 @@ class SleepingPairsModel:
         band = band_key(tok, count)
         if not self.band_pairs(band):
             self.records[band] = [bound, count, self.unigram[tok]]
-            self.visible.discard(band)
+            self.covers.pop(band, None)
         else:
             rec = self.records[band]
             rec[0], rec[1] = max(rec[0], bound), max(rec[1], count)
         self.asleep[pk] = _Sleeper(tok, band)
 
+    def push(self, band: int) -> None:
+        """The structure computes the band's cover again (kept if it was higher)."""
+        if self.band_pairs(band):
+            self.covers[band] = max(self.covers.get(band, -float("inf")), self.fresh_cover(band))
+
     def wake_band(self, stored: Any) -> int | None:
         """The band ``wake_reaching(stored)`` must wake, or None."""
-        bands = {s.band for s in self.asleep.values()} & self.visible
+        bands = {s.band for s in self.asleep.values()} & set(self.covers)
         if not bands:
             return None
-        best = max(bands, key=lambda b: (self.cover(b), -b))
-        if stored is not None and self.cover(best) < stored:
+        best = max(bands, key=lambda b: (self.covers[b], -b))
+        if stored is not None and self.covers[best] < stored:
             return None
         return best
 
@@ -171,7 +177,8 @@ def sleeping_pairs_machine(
         def fall(self, tok: int, by: int) -> None:
             self.unigram[tok] = max(0, self.unigram[tok] - by)
             self.s.token_fell(tok)
-            self.model.visible.update(s.band for s in self.model.asleep.values() if s.token == tok)
+            for band in {s.band for s in self.model.asleep.values() if s.token == tok}:
+                self.model.push(band)
 
         @precondition(lambda self: self.model.asleep)
         @rule(
@@ -182,9 +189,10 @@ def sleeping_pairs_machine(
             band = self.model.asleep[pk].band
             self.s.record_rise(band, bound, count)
             rec = self.model.records[band]
-            if bound > rec[0] or count > rec[1]:
-                self.model.visible.add(band)
+            raised = bound > rec[0] or count > rec[1]
             rec[0], rec[1] = max(rec[0], bound), max(rec[1], count)
+            if raised:
+                self.model.push(band)
 
         @rule(stored=st.none() | st.integers(0, 200).map(lambda x: x / 8))
         def wake(self, stored: float | None) -> None:
@@ -200,13 +208,13 @@ def sleeping_pairs_machine(
             assert set(woken) == expected, (band, woken, expected)
             for pk in expected:
                 del self.model.asleep[pk]
-            self.model.visible.discard(band)
+            self.model.covers.pop(band, None)
 
         @rule()
         def wake_all(self) -> None:
             self.s.wake_all()
             self.model.asleep.clear()
-            self.model.visible.clear()
+            self.model.covers.clear()
 
         @invariant()
         def agrees(self) -> None:
