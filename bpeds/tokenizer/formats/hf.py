@@ -90,13 +90,6 @@ def _as_text(token: bytes) -> str:
     return "".join([_B2U[b] for b in token])
 
 
-def _from_text(text: str) -> bytes | None:
-    try:
-        return bytes([_U2B[ch] for ch in text])
-    except KeyError:
-        return None
-
-
 # -- export -----------------------------------------------------------------------------
 
 
