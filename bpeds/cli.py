@@ -38,10 +38,9 @@ from bpeds import __version__
 from bpeds.errors import BpedsError
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer import Tokenizer
-from bpeds.tokenizer._files import check_targets
-from bpeds.tokenizer._limits import parse_json_limited
 from bpeds.tokenizer.counts import Counts, sum_counts
 from bpeds.tokenizer.encoder import SpecialTokenError
+from bpeds.tokenizer.files import check_targets
 from bpeds.tokenizer.formats import (
     load_hf,
     load_hf_vocab_merges,
@@ -56,6 +55,7 @@ from bpeds.tokenizer.formats import (
 from bpeds.tokenizer.formats.minbpe import minbpe_paths, render_token
 from bpeds.tokenizer.formats.tiktoken_format import NO_SPLIT_PATTERN
 from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.limits import parse_json_limited
 from bpeds.tokenizer.pretokenize import PATTERNS
 from bpeds.tokenizer.training import count, count_to_file, train
 from bpeds.variants import get_variant, variant_names

@@ -58,8 +58,8 @@ from bpeds.errors import BpedsError
 from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import tie_rule
 from bpeds.tokenizer import Tokenizer
-from bpeds.tokenizer._files import check_targets, write_files
 from bpeds.tokenizer.encoder import bpe
+from bpeds.tokenizer.files import check_targets, write_files
 from bpeds.tokenizer.io import Errors, check_errors, iter_segments, iter_units
 from bpeds.tokenizer.pretokenize import resolve_pattern
 from bpeds.tokenizer.progress import NullProgress, Progress, TqdmProgress, resolve_progress

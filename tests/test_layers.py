@@ -217,7 +217,7 @@ LAYERS: list[tuple[str, ...]] = [
     # The tokenizer layer, the package bpeds.tokenizer: patterns and their limits,
     # special-token rules, event logs, the JSON format's core.
     (
-        "bpeds.tokenizer._limits",
+        "bpeds.tokenizer.limits",
         "bpeds.tokenizer.pattern_safety",
         "bpeds.tokenizer.pretokenize",
         "bpeds.tokenizer.special",
@@ -225,7 +225,7 @@ LAYERS: list[tuple[str, ...]] = [
         "bpeds.tokenizer.replay",
     ),
     ("bpeds.tokenizer.fastsplit",),  # the exact ASCII fast path of the patterns' split
-    ("bpeds.tokenizer._files", "bpeds.tokenizer.counts"),
+    ("bpeds.tokenizer.files", "bpeds.tokenizer.counts"),
     ("bpeds.tokenizer.encoder",),
     ("bpeds.tokenizer.core",),  # the Tokenizer
     (  # training, its input, persistence and other tools' formats

@@ -51,7 +51,6 @@ import regex
 
 from bpeds.errors import TokenizerError
 from bpeds.tokenizer import _model_json
-from bpeds.tokenizer._files import write_files
 from bpeds.tokenizer.encoder import (
     Encoder,
     Special,
@@ -60,6 +59,7 @@ from bpeds.tokenizer.encoder import (
     as_token_id,
     encode_batch,
 )
+from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
 from bpeds.tokenizer.replay import EventLogError, Replay, check_events

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bpeds.errors import BpedsError
-from bpeds.tokenizer._files import check_targets, write_stream
+from bpeds.tokenizer.files import check_targets, write_stream
 from bpeds.tokenizer.pretokenize import resolve_pattern
 
 __all__ = [

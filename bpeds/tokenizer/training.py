@@ -47,11 +47,11 @@ from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.scoring.base import Score
 from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
-from bpeds.tokenizer._files import check_targets
 from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.counts import Counts, SpillCounter
 from bpeds.tokenizer.encoder import bpe
 from bpeds.tokenizer.fastsplit import fast_findall, splitter
+from bpeds.tokenizer.files import check_targets
 from bpeds.tokenizer.io import (
     DEFAULT_BLOCK_SIZE,
     InvalidTextError,
