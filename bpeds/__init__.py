@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
     from bpeds.tokenizer.formats import FormatError
     from bpeds.tokenizer.io import InvalidTextError
+    from bpeds.tokenizer.counting import count
     from bpeds.tokenizer.persist import ModelFormatError
-    from bpeds.tokenizer.training import count, train
+    from bpeds.tokenizer.training import train
 
 __version__ = "0.1.0"
 
@@ -46,7 +47,7 @@ _LAZY = {
     "compare": "bpeds.comparison",
     "Counts": "bpeds.tokenizer.counts",
     "CountsFormatError": "bpeds.tokenizer.counts",
-    "count": "bpeds.tokenizer.training",
+    "count": "bpeds.tokenizer.counting",
     "FormatError": "bpeds.tokenizer.formats",
     "InvalidTextError": "bpeds.tokenizer.io",
     "MergeDriver": "bpeds.driver",

@@ -60,20 +60,14 @@ from bpeds.scoring.ties import tie_rule
 from bpeds.tokenizer import Tokenizer
 from bpeds.tokenizer.encoder import bpe
 from bpeds.tokenizer.files import check_targets, write_files
+from bpeds.tokenizer.groups import grouped_corpus, named
 from bpeds.tokenizer.io import Errors, check_errors, iter_segments, iter_units
+from bpeds.tokenizer.pieces import BATCH_CHARS, count_pieces
+from bpeds.tokenizer.presets import PresetDefault, resolve_preset
 from bpeds.tokenizer.pretokenize import resolve_pattern
 from bpeds.tokenizer.progress import NullProgress, Progress, TqdmProgress, resolve_progress
-from bpeds.tokenizer.special import check_special_ids
-from bpeds.tokenizer.training import (
-    BATCH_CHARS,
-    _apply_preset,
-    _Default,
-    _grouped_corpus,
-    _named,
-    _special_texts,
-    count_pieces,
-    train,
-)
+from bpeds.tokenizer.special import check_special_ids, special_texts
+from bpeds.tokenizer.training import train
 from bpeds.vocab import BYTE_TOKENS
 
 __all__ = [
@@ -390,16 +384,16 @@ class _Counts:
 
 def _plan(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The resolved options of a shareable configuration (the same resolution as train's)."""
-    opts = _apply_preset(
+    opts = resolve_preset(
         kwargs.get("preset"),
         {
-            "pattern": kwargs.get("pattern", _Default.PATTERN),
-            "representation": kwargs.get("representation", _Default.REPRESENTATION),
-            "tie": kwargs.get("tie", _Default.TIE),
+            "pattern": kwargs.get("pattern", PresetDefault.PATTERN),
+            "representation": kwargs.get("representation", PresetDefault.REPRESENTATION),
+            "tie": kwargs.get("tie", PresetDefault.TIE),
         },
     )
     source, _ = resolve_pattern(opts["pattern"])
-    texts, given = _special_texts(kwargs.get("special_tokens", ()))
+    texts, given = special_texts(kwargs.get("special_tokens", ()))
     return {**opts, "source": source, "texts": texts, "given": given}
 
 
@@ -418,7 +412,7 @@ def _count(data: object, reading: _Reading, errors: Errors, workers: int) -> _Co
             part, pattern=reading.source, special_tokens=reading.specials, errors=errors
         )
         if group is not None:
-            segments = _named(group, segments)
+            segments = named(group, segments)
         return count_pieces(
             segments,
             reading.source,
@@ -459,7 +453,7 @@ def _train_on_counts(counts: _Counts, kwargs: Mapping[str, Any], progress: Progr
                 corpus = TypeCorpus._from_pieces(pieces)
         else:
             by_name = dict(zip(counts.names, counts.parts, strict=True))
-            corpus, _ = _grouped_corpus(
+            corpus, _ = grouped_corpus(
                 [(n, n) for n in counts.names],
                 lambda part, name: by_name[name],
                 sequence,
