@@ -31,11 +31,11 @@ if TYPE_CHECKING:
     from bpeds.comparison import Comparison, compare
     from bpeds.driver import MergeDriver, MergeRecord, train_merges
     from bpeds.tokenizer import Tokenizer, TokenizerError
+    from bpeds.tokenizer.counting import count
     from bpeds.tokenizer.counts import Counts, CountsFormatError
     from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
     from bpeds.tokenizer.formats import FormatError
     from bpeds.tokenizer.io import InvalidTextError
-    from bpeds.tokenizer.counting import count
     from bpeds.tokenizer.persist import ModelFormatError
     from bpeds.tokenizer.training import train
 

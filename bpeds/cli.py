@@ -792,7 +792,8 @@ def _config_spec(value: str) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from bpeds.comparison import _PLOTS, ConfigError, compare
+    from bpeds.comparison import ConfigError, compare
+    from bpeds.comparison.plots import FIGURES
 
     configs: list[Any] = [_config_spec(v) for v in args.config or []]
     for path in args.model or []:
@@ -831,7 +832,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise DataError(f"{directory} exists and is not a directory")
     names = ["report.md", "results.csv"]
     if not args.no_plots:
-        names += [n for n in _PLOTS if n != "premium.png" or args.heldout_group]
+        names += [n for n in FIGURES if n != "premium.png" or args.heldout_group]
     if directory.is_dir():
         _check_new([directory / n for n in names], args.force)
     started = time.perf_counter()
