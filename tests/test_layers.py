@@ -265,6 +265,9 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}
 
+#: The applications: built on what a user can import.
+APPLICATIONS = ("bpeds.comparison", "bpeds.cli", "bpeds.__main__")
+
 
 def test_the_graph_was_read() -> None:
     assert "bpeds.tokenizer" in MODULES
@@ -275,6 +278,7 @@ def test_the_graph_was_read() -> None:
     assert kinds[("bpeds.tokenizer", "bpeds.tokenizer.core")] == "typing"
     assert kinds[("bpeds.tokenizer.core", "bpeds.tokenizer.trainer")] == "function"
     assert kinds[("bpeds.cli", "bpeds")] == "module"  # `from bpeds import __version__`
+    assert kinds[("bpeds.cli.compare", "bpeds.comparison")] == "function"  # loaded when run
 
 
 def test_every_module_has_a_layer() -> None:
@@ -365,6 +369,56 @@ def test_no_cycle_even_lazily() -> None:
     """No cycle anywhere in the package, counting every kind of import."""
     cycles = find_cycles(graph_of(EDGES, ("module", "typing", "function")))
     assert not cycles, "import cycles: " + " | ".join(describe(c, EDGES) for c in cycles)
+
+
+def private_imports(modules: Mapping[str, Path], prefixes: Iterable[str]) -> list[str]:
+    """Names starting with ``_`` (dunders aside) that the modules under ``prefixes``
+    import from another module, and private modules they import, each with its line."""
+    found: list[str] = []
+    for name, path in modules.items():
+        if not any(name == p or name.startswith(p + ".") for p in prefixes):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                names = [a.name for a in node.names]
+                targets = [module, *(f"{module}.{n}" for n in names)]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if any(
+                    part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+                    for part in target.split(".")
+                ):
+                    found.append(f"{name} line {node.lineno}: {target}")
+    return found
+
+
+def test_the_applications_use_only_public_names() -> None:
+    assert private_imports(MODULES, APPLICATIONS) == []
+
+
+def test_the_private_name_scan_sees_every_form(tmp_path: Path) -> None:
+    pkg = tmp_path / "app"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from lib import __version__, public\n"
+        "from lib.mod import _helper\n"
+        "from lib import _private_module\n"
+        "import lib._internal\n"
+        "def f():\n"
+        "    from lib.x import _late\n"
+    )
+    found = private_imports(module_names(pkg), ["app"])
+    assert found == [
+        "app line 2: lib.mod._helper",
+        "app line 3: lib._private_module",
+        "app line 4: lib._internal",
+        "app line 6: lib.x._late",
+    ]
 
 
 def test_find_cycles_names_every_cycle() -> None:
