@@ -255,13 +255,21 @@ def errors_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_command(
-    sub: Any, name: str, help: str, run: Callable[[argparse.Namespace], int]
+    sub: Any,
+    name: str,
+    help: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    model: bool = False,
 ) -> argparse.ArgumentParser:
     """Add the subcommand ``name`` to ``sub`` (the parser's subparsers): ``help`` is its
-    one-line help and description, and ``run(args)`` runs it and returns the exit status."""
+    one-line help and description, and ``run(args)`` runs it and returns the exit status.
+    ``model``: its first argument is the model file it reads (``args.model``)."""
     fmt = argparse.RawDescriptionHelpFormatter
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help, description=help, epilog=EPILOG, formatter_class=fmt
     )
     p.set_defaults(run=run)
+    if model:
+        p.add_argument("model", help="the tokenizer model file")
     return p

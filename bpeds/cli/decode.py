@@ -53,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``bpeds decode`` and its options to the subcommands ``sub``."""
-    d = add_command(sub, "decode", "Decode token ids to text (written as raw bytes).", run)
-    d.add_argument("model", help="the tokenizer model file")
+    d = add_command(
+        sub, "decode", "Decode token ids to text (written as raw bytes).", run, model=True
+    )
     d.add_argument(
         "ids",
         nargs="*",

@@ -65,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``bpeds encode`` and its options to the subcommands ``sub``."""
-    e = add_command(sub, "encode", "Encode text to token ids.", run)
-    e.add_argument("model", help="the tokenizer model file")
+    e = add_command(sub, "encode", "Encode text to token ids.", run, model=True)
     e.add_argument(
         "text",
         nargs="?",

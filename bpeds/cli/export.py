@@ -27,8 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``bpeds export`` and its options to the subcommands ``sub``."""
-    x = add_command(sub, "export", "Write a model in another tool's format.", run)
-    x.add_argument("model", help="the tokenizer model file")
+    x = add_command(sub, "export", "Write a model in another tool's format.", run, model=True)
     x.add_argument(
         "-f",
         "--format",

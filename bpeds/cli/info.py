@@ -88,8 +88,8 @@ def register(sub: Any) -> None:
         "info",
         "Show a model's vocabulary size, pattern, special tokens, options and longest tokens.",
         run,
+        model=True,
     )
-    i.add_argument("model", help="the tokenizer model file")
     i.add_argument(
         "--top", type=int, default=5, metavar="N", help="list the N longest tokens (default 5)"
     )
