@@ -19,7 +19,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from itertools import pairwise
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from bpeds.corpus import TypeCorpus
 from bpeds.tokenizer.encoder import bpe, rank_table, token_table
@@ -69,7 +69,7 @@ class Continuation:
             raise TypeError(
                 f"base must be a Tokenizer or the path of a model file, got {type(base).__name__}"
             )
-        model: BaseModel = base  # type: ignore[assignment]
+        model = cast(BaseModel, base)
         if model.replays:
             raise ValueError(
                 "cannot continue from a tokenizer that encodes by a loop variant's event log "
