@@ -34,6 +34,7 @@ from bpeds.scoring.registry import get_score
 from bpeds.tokenizer.formats import load_model
 from bpeds.tokenizer.io import InvalidTextError
 from bpeds.tokenizer.presets import PRESETS
+from bpeds.tokenizer.trainer import merges_for
 from bpeds.tokenizer.training import train
 from bpeds.variants import get_variant, variant_names
 
@@ -44,7 +45,7 @@ _TIES = ("smallest_ids", "leftmost", "lexicographic", "hf")
 def run(args: argparse.Namespace) -> int:
     """Run ``bpeds train``: check the options, read the data, train, save; the exit status."""
     specials: list[str] = args.special_token or []
-    if args.vocab_size < 256 + len(specials):
+    if merges_for(args.vocab_size, len(specials)) < 0:
         raise UsageError(
             f"--vocab-size {args.vocab_size} is too small: it counts the 256 byte tokens and "
             f"{plural(len(specials), 'special token')}, so it must be at least "
