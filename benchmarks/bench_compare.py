@@ -22,7 +22,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bpeds.comparison import _count, _evaluate, _read_heldout, _Reading
+from bpeds.comparison.configs import Reading
+from bpeds.comparison.metrics import evaluate, read_heldout
+from bpeds.comparison.runs import count_training, types_of
 from bpeds.tokenizer.training import train
 
 
@@ -36,19 +38,17 @@ def main() -> int:
     measure: list[float] = []
     for _ in range(args.repeat):
         t0 = time.process_time()
-        heldout = _read_heldout(args.corpora / "en_heldout.txt", tok.pattern, (), "strict")
+        heldout = read_heldout(args.corpora / "en_heldout.txt", tok.pattern, (), "strict")
         t1 = time.process_time()
-        rows = _evaluate("f", tok, heldout, 8, 2.5, None, None, 1)
+        rows = evaluate("f", tok, heldout, 8, 2.5, None, None, 1)
         t2 = time.process_time()
         read.append(t1 - t0)
         measure.append(t2 - t1)
-    types = dict(
-        _count(args.corpora / "scale/en_8mb.txt", _Reading(tok.pattern, (), False), "strict", 1)
-        .types()
-        .items()
+    types = types_of(
+        count_training(args.corpora / "scale/en_8mb.txt", Reading(tok.pattern, ()), "strict", 1)
     )
     t0 = time.process_time()
-    _evaluate("f", tok, heldout, [32768], 2.5, None, types, 1)
+    evaluate("f", tok, heldout, [32768], 2.5, None, types, 1)
     t1 = time.process_time()
     total = [a + b for a, b in zip(read, measure, strict=True)]
     print(f"sizes: {[r['vocab_size'] for r in rows]}")

@@ -26,12 +26,13 @@ if TYPE_CHECKING:
     from bpeds.comparison import Comparison, compare
     from bpeds.driver import MergeDriver, MergeRecord, train_merges
     from bpeds.tokenizer import Tokenizer, TokenizerError
+    from bpeds.tokenizer.counting import count
     from bpeds.tokenizer.counts import Counts, CountsFormatError
     from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
     from bpeds.tokenizer.formats import FormatError
     from bpeds.tokenizer.io import InvalidTextError
     from bpeds.tokenizer.persist import ModelFormatError
-    from bpeds.tokenizer.training import count, train
+    from bpeds.tokenizer.training import train
 
 __version__ = "0.1.0"
 
@@ -41,7 +42,7 @@ _LAZY = {
     "compare": "bpeds.comparison",
     "Counts": "bpeds.tokenizer.counts",
     "CountsFormatError": "bpeds.tokenizer.counts",
-    "count": "bpeds.tokenizer.training",
+    "count": "bpeds.tokenizer.counting",
     "FormatError": "bpeds.tokenizer.formats",
     "InvalidTextError": "bpeds.tokenizer.io",
     "MergeDriver": "bpeds.driver",

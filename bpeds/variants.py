@@ -293,12 +293,6 @@ class Scaffold(Variant):
                 heappush(self._scaffold, (-f, x))
 
 
-#: SuperBPE's default second-stage pattern: digits in groups of three counted from the
-#: right (as the paper's stage 2 splits numbers), runs of newlines, and everything else
-#: between them (spaces and punctuation included: superwords cross them).
-SUPERBPE_STAGE2 = r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))|[^\p{N}\n]+|\n+"
-
-
 def count_words(token: bytes) -> int:
     """Maximal runs of non-whitespace bytes in ``token`` (ASCII whitespace).
 
@@ -314,7 +308,8 @@ class SuperBPE(Variant):
     not split at whitespace, so that tokens can span words ("superwords").
 
     Stage 1 uses the training ``pattern``. At the switch, every stage-2 chunk
-    (``stage2_pattern``, default :data:`SUPERBPE_STAGE2`: no whitespace split;
+    (``stage2_pattern``; ``None``, the default, is SuperBPE's own,
+    :data:`bpeds.tokenizer.superbpe.SUPERBPE_STAGE2`: no whitespace split;
     digits in groups of three from the right; newlines apart) starts as the
     stage-1 merges encode it, and stage 2 continues from the stage-1 vocabulary
     (ids and ranks kept), refusing merges that would make a token of more than
@@ -335,7 +330,7 @@ class SuperBPE(Variant):
         self,
         transition: float | int = 0.9,
         max_words: int = 4,
-        stage2_pattern: str = SUPERBPE_STAGE2,
+        stage2_pattern: str | None = None,
     ) -> None:
         if isinstance(transition, bool) or not isinstance(transition, int | float):
             raise ValueError(f"SuperBPE transition must be a number, got {transition!r}")
@@ -348,7 +343,7 @@ class SuperBPE(Variant):
             raise ValueError(f"a SuperBPE transition vocabulary size is >= 256, got {transition}")
         if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
             raise ValueError(f"SuperBPE max_words must be an int >= 1, got {max_words!r}")
-        if not isinstance(stage2_pattern, str):
+        if stage2_pattern is not None and not isinstance(stage2_pattern, str):
             raise TypeError(f"SuperBPE stage2_pattern must be a str, got {stage2_pattern!r}")
         self.transition = transition
         self.max_words = max_words

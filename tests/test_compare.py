@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bpeds.comparison as bc
+import bpeds.comparison.metrics
+import bpeds.comparison.runs as runs
 from bpeds.comparison import (
     Comparison,
     ConfigError,
@@ -28,6 +29,7 @@ from bpeds.comparison import (
     shannon_efficiency,
     spearman,
 )
+from bpeds.comparison.configs import Reading
 from bpeds.tokenizer import Tokenizer
 from bpeds.tokenizer.training import train
 from tests.budget import examples, profile_examples
@@ -242,14 +244,14 @@ def test_groups_are_shared_too() -> None:
 
 
 def test_the_training_data_is_counted_once_per_reading(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[bc._Reading] = []
-    real = bc._count
+    calls: list[Reading] = []
+    real = runs.count_training
 
-    def counting(data: object, reading: bc._Reading, errors: Any, workers: int) -> bc._Counts:
+    def counting(data: object, reading: Reading, errors: Any, workers: int) -> runs.Counted:
         calls.append(reading)
         return real(data, reading, errors, workers)
 
-    monkeypatch.setattr(bc, "_count", counting)
+    monkeypatch.setattr(runs, "count_training", counting)
     compare(
         [{"score": "frequency"}, {"score": "pmi"}, {"tie": "leftmost"}, {"pattern": "gpt2"}],
         train=TRAIN[:5000],
@@ -302,7 +304,7 @@ def test_bad_configurations_are_all_reported_before_anything_is_counted(
     def fail(*args: object) -> None:
         raise AssertionError("counted before the configurations were checked")
 
-    monkeypatch.setattr(bc, "_count", fail)
+    monkeypatch.setattr(runs, "count_training", fail)
     bad: dict[str, dict[str, Any]] = {
         "typo": {"score": "pmmi"},
         "tie": {"tie": "random"},
@@ -352,14 +354,12 @@ def test_bad_arguments() -> None:
 def test_a_configuration_that_fails_halfway_is_reported_and_the_others_finish(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = bc._train_on_counts
-
-    def sometimes(counts: bc._Counts, kwargs: dict[str, Any], progress: Any) -> Tokenizer:
+    def sometimes(data: object, vocab_size: int, **kwargs: Any) -> Tokenizer:
         if kwargs.get("min_frequency") == 7:
             raise MemoryError("out of memory at merge 12")
-        return real(counts, kwargs, progress)
+        return train(data, vocab_size, **kwargs)
 
-    monkeypatch.setattr(bc, "_train_on_counts", sometimes)
+    monkeypatch.setattr(runs, "train", sometimes)
     c = compare(
         {"ok": {}, "boom": {"min_frequency": 7}, "also": {"score": "pmi"}},
         train=TRAIN[:5000],
@@ -490,12 +490,25 @@ def test_plots_without_matplotlib_say_what_to_install(
 
 
 def test_sizes_by_halving() -> None:
-    assert bc._sizes_for(32512, 8, 0) == [254, 508, 1016, 2032, 4064, 8128, 16256, 32512]
-    assert bc._sizes_for(5, 8, 0) == [1, 2, 5]  # 5/2 and 5/4 round (half to even) to 2 and 1
-    assert bc._sizes_for(0, 8, 0) == [0]
-    assert bc._sizes_for(44, 1, 0) == [44]
-    assert bc._sizes_for(100, [300, 357, 400], 1) == [43, 100]
-    assert math.isclose(bc.renyi_efficiency([5], 10), 0.0)
+    assert bpeds.comparison.metrics.sizes_for(32512, 8, 0) == [
+        254,
+        508,
+        1016,
+        2032,
+        4064,
+        8128,
+        16256,
+        32512,
+    ]
+    assert bpeds.comparison.metrics.sizes_for(5, 8, 0) == [
+        1,
+        2,
+        5,
+    ]  # 5/2 and 5/4 round (half to even) to 2 and 1
+    assert bpeds.comparison.metrics.sizes_for(0, 8, 0) == [0]
+    assert bpeds.comparison.metrics.sizes_for(44, 1, 0) == [44]
+    assert bpeds.comparison.metrics.sizes_for(100, [300, 357, 400], 1) == [43, 100]
+    assert math.isclose(renyi_efficiency([5], 10), 0.0)
 
 
 def test_empty_heldout_text_and_a_tokenizer_without_merges() -> None:

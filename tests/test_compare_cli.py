@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bpeds.cli import EXIT_DATA, EXIT_OK, EXIT_USAGE, UsageError, _config_spec, main
+from bpeds.cli import EXIT_DATA, EXIT_OK, EXIT_USAGE, UsageError, main
+from bpeds.cli.compare import _config_spec
 from bpeds.tokenizer import Tokenizer
 from bpeds.tokenizer.training import train
 

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpeds
+import bpeds.tokenizer.pieces
 from bpeds.cli import main
 from bpeds.tokenizer.counts import (
     MAGIC,
@@ -342,7 +343,7 @@ def test_an_executor_counts_as_locally(tmp_path: Path) -> None:
 
 
 def test_an_executor_names_the_item_as_locally(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bpeds.tokenizer.training, "BATCH_CHARS", 10)
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "BATCH_CHARS", 10)
     data = ["aaaa", "bbbb", "cccc", "dd\ud800d", "e"]
     with pytest.raises(InvalidTextError) as local:
         count(data)
@@ -645,19 +646,19 @@ def test_the_count_command_resumes(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_the_default_uses_the_cores_available(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(bpeds.tokenizer.training, "_cgroup_quota", lambda: None)
-    assert bpeds.tokenizer.training.available_cores() == 4
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "_cgroup_quota", lambda: None)
+    assert bpeds.tokenizer.pieces.available_cores() == 4
     # A container's --cpus 1.5:
-    monkeypatch.setattr(bpeds.tokenizer.training, "_cgroup_quota", lambda: 2)
-    assert bpeds.tokenizer.training.available_cores() == 2
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "_cgroup_quota", lambda: 2)
+    assert bpeds.tokenizer.pieces.available_cores() == 2
     used: list[int] = []
 
     def batches(texts: Any, pattern: Any, sequence: bool, workers: int, size: int) -> Any:
         used.append(workers)
         return original(texts, pattern, sequence, workers, size)
 
-    original = bpeds.tokenizer.training._batch_results
-    monkeypatch.setattr(bpeds.tokenizer.training, "_batch_results", batches)
+    original = bpeds.tokenizer.pieces.batch_results
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "batch_results", batches)
     train(UNITS[0], 300)
     count(UNITS[0])
     train(UNITS[0], 300, workers=1)
@@ -668,9 +669,9 @@ def test_one_batch_of_text_starts_no_process(monkeypatch: pytest.MonkeyPatch) ->
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a process pool was started")
 
-    monkeypatch.setattr(bpeds.tokenizer.training, "ProcessPoolExecutor", refuse)
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "ProcessPoolExecutor", refuse)
     assert items(count(UNITS, workers=4)) == items(count(UNITS, workers=1))
-    monkeypatch.setattr(bpeds.tokenizer.training, "BATCH_CHARS", 10_000)
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "BATCH_CHARS", 10_000)
     with pytest.raises(AssertionError, match="process pool"):
         count(UNITS, workers=2)
 

@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bpeds.tokenizer.fastsplit
+import bpeds.tokenizer.pieces
 from bpeds.tokenizer.encoder import Encoder
 from bpeds.tokenizer.fastsplit import FastSplit, fast_findall, narrow, splitter
 from bpeds.tokenizer.pretokenize import PATTERNS, compile_pattern, cut_points
@@ -296,7 +297,7 @@ def test_encoding_and_counting_use_the_fast_split() -> None:
     assert findall.__self__.mixed  # type: ignore[attr-defined]
     enc = Encoder([bytes([b]) for b in range(256)], compiled, {})
     assert enc._findall == findall
-    assert bpeds.tokenizer.training._findall(compiled.pattern) == findall
+    assert bpeds.tokenizer.pieces._findall(compiled.pattern) == findall
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import bpeds.tokenizer.pattern_safety as safety
 from bpeds.cli import EXIT_DATA, main
 from bpeds.errors import ModelFormatError
-from bpeds.tokenizer import Tokenizer, TokenizerError, _limits
+from bpeds.tokenizer import Tokenizer, TokenizerError, limits
 from bpeds.tokenizer.formats import (
     FormatError,
     from_hf_json,
@@ -421,7 +421,7 @@ def test_a_model_file_larger_than_the_limit_is_refused(
 ) -> None:
     path = tmp_path / "m.json"
     Tokenizer([(97, 98)], pattern=None).save(path)
-    monkeypatch.setattr(_limits, "MAX_MODEL_BYTES", 64)
+    monkeypatch.setattr(limits, "MAX_MODEL_BYTES", 64)
     with pytest.raises(ModelFormatError, match="larger than 64 bytes"):
         Tokenizer.load(path)
     with pytest.raises(FormatError, match="larger than 64 bytes"):

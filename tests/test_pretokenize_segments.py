@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bpeds.tokenizer.fastsplit
-import bpeds.tokenizer.training
+import bpeds.tokenizer.pieces
 from bpeds.tokenizer.pretokenize import GLUED, PATTERNS, Segmenter, compile_pattern, segmenter
 from bpeds.tokenizer.training import count_pieces
 from tests.budget import examples
@@ -88,9 +88,9 @@ def test_counting_for_training_uses_the_segmenter_and_agrees(
     monkeypatch.setattr(bpeds.tokenizer.fastsplit.FastSplit, "applies", lambda self, text: False)
     for name in NAMES:
         source = PATTERNS[name]
-        monkeypatch.setattr(bpeds.tokenizer.training, "SEGMENT_MIN_CHARS", 1 << 62)
+        monkeypatch.setattr(bpeds.tokenizer.pieces, "SEGMENT_MIN_CHARS", 1 << 62)
         want = count_pieces(units, source)
-        monkeypatch.setattr(bpeds.tokenizer.training, "SEGMENT_MIN_CHARS", 1)
+        monkeypatch.setattr(bpeds.tokenizer.pieces, "SEGMENT_MIN_CHARS", 1)
         got = count_pieces(units, source)
         assert isinstance(got, dict)
         assert isinstance(want, dict)

@@ -190,3 +190,21 @@ def test_overlap_check_equals_its_definition(texts: list[str]) -> None:
         assert _overlap_by_definition(texts)
     else:
         assert not _overlap_by_definition(texts)
+
+
+def test_in_place_training_is_what_train_builds() -> None:
+    """Tokenizer.train builds itself from the model training describes, as bpeds.train
+    does; it continues from a loaded base, and says to load a base given as a path."""
+    from bpeds.tokenizer.trained import TrainedModel
+    from bpeds.tokenizer.trainer import TrainArguments, train_model
+    from bpeds.tokenizer.training import train
+
+    text = "low lower lowest newer newest " * 20
+    model = train_model(text, 270, TrainArguments(pattern="gpt2"))
+    assert isinstance(model, TrainedModel)
+    assert Tokenizer.from_model(model) == train(text, 270, pattern="gpt2")
+    base = train(text, 262, pattern="gpt2")
+    again = Tokenizer(pattern="gpt2").train(text, 270, base=base)
+    assert again == train(text, 270, pattern="gpt2", base=base)
+    with pytest.raises(TypeError, match="load it first"):
+        Tokenizer(pattern="gpt2").train(text, 270, base="model.json")

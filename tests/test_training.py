@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bpeds.tokenizer.training
+import bpeds
+import bpeds.tokenizer.pieces
+import bpeds.tokenizer.trainer
 from bpeds.corpus import SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord
 from bpeds.tokenizer import Tokenizer, TokenizerError
@@ -281,7 +284,7 @@ def test_sequence_representation_equals_type_representation() -> None:
 
 @pytest.mark.parametrize("tie", ["leftmost", "smallest_ids"])
 def test_workers_do_not_change_the_merges(monkeypatch: pytest.MonkeyPatch, tie: str) -> None:
-    monkeypatch.setattr(bpeds.tokenizer.training, "BATCH_CHARS", 4000)
+    monkeypatch.setattr(bpeds.tokenizer.pieces, "BATCH_CHARS", 4000)
     items = [TEXT[i : i + 3000] for i in range(0, len(TEXT), 3000)]
     one = train(items, 256 + 400, tie=tie, workers=1)
     two = train(items, 256 + 400, tie=tie, workers=2)
@@ -484,7 +487,7 @@ def test_sequence_corpus_used_in_sequence_mode(monkeypatch: pytest.MonkeyPatch) 
         seen.append(type(corpus).__name__)
         return real(corpus, *args, **kwargs)
 
-    monkeypatch.setattr(bpeds.tokenizer.training, "MergeDriver", spy)
+    monkeypatch.setattr(bpeds.tokenizer.trainer, "MergeDriver", spy)
     train("ab ab", 257, representation="sequence")
     train("ab ab", 257)
     assert seen == [SequenceCorpus.__name__, TypeCorpus.__name__]
@@ -505,6 +508,28 @@ def test_a_str_naming_a_file_is_text_but_warns(
         tok = train("corpus.txt", 256 + 3, pattern=None)
     assert all(tok.token_bytes(256 + k) in b"corpus.txt" for k in range(3))
     assert tok.token_bytes(256) == b".t"  # the name's own pairs, smallest ids first
+
+
+def test_warnings_name_the_line_that_called_train(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Warnings point at the caller's line, however deep in training they are raised."""
+    (tmp_path / "corpus.txt").write_text("x y " * 10, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    base = train("ab ab ab cd cd", 258, special_tokens=["<s>"])
+    calls: list[Callable[[], object]] = [
+        lambda: train("corpus.txt", 300, pattern=None),  # a file's name as text; stops early
+        lambda: bpeds.count("corpus.txt"),
+        lambda: train({"a": "xx", "b": ""}, 260, score="group_frequency"),  # one group filled
+        lambda: train("ab ab ab cd cd ef ef", 262, base=base),  # the base's <s> moves
+        lambda: train(bpeds.count("x y"), 300),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught
+        assert [w.filename for w in caught] == [__file__] * len(caught)
 
 
 def test_merges_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:

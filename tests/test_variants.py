@@ -412,7 +412,8 @@ def test_superbpe_second_stage_equals_the_oracle(
 
     import bpeds
     from bpeds.tokenizer.encoder import bpe
-    from bpeds.variants import SUPERBPE_STAGE2, SuperBPE, count_words
+    from bpeds.tokenizer.superbpe import SUPERBPE_STAGE2
+    from bpeds.variants import SuperBPE, count_words
     from bpeds.vocab import Vocab
 
     variant = SuperBPE(256 + stage1, max_words=max_words)

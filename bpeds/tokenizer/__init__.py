@@ -3,17 +3,26 @@
 Its modules, bottom to top (each imports only modules listed before it, and the
 layers below: the vocabulary, the scores, the corpus representations, the driver):
 
-- :mod:`~bpeds.tokenizer.pattern_safety`, :mod:`~bpeds.tokenizer.pretokenize`,
-  :mod:`~bpeds.tokenizer.special`, :mod:`~bpeds.tokenizer.replay`: split
+- :mod:`~bpeds.tokenizer.limits`, :mod:`~bpeds.tokenizer.pattern_safety`,
+  :mod:`~bpeds.tokenizer.pretokenize`, :mod:`~bpeds.tokenizer.special`,
+  :mod:`~bpeds.tokenizer.replay`: bounds on reading untrusted files, split
   patterns and their limits, special-token rules, loop-variant event logs.
 - :mod:`~bpeds.tokenizer.fastsplit`: the split at ``re``'s speed on ASCII.
-- :mod:`~bpeds.tokenizer.counts`: pre-token counts, as a value and as a file.
+- :mod:`~bpeds.tokenizer.files`, :mod:`~bpeds.tokenizer.counts`: atomic file
+  writing; pre-token counts, as a value and as a file.
 - :mod:`~bpeds.tokenizer.encoder`: encoding (rank by bytes, tiktoken's semantics).
+- Training, below the ``Tokenizer``: :mod:`~bpeds.tokenizer.io` (training
+  input), :mod:`~bpeds.tokenizer.progress`, :mod:`~bpeds.tokenizer.pieces`
+  (splitting and counting in processes), :mod:`~bpeds.tokenizer.executors`
+  (counting as tasks), :mod:`~bpeds.tokenizer.counting` (``count``,
+  ``count_to_file``), :mod:`~bpeds.tokenizer.trained` (what training produces),
+  :mod:`~bpeds.tokenizer.presets`, :mod:`~bpeds.tokenizer.groups`,
+  :mod:`~bpeds.tokenizer.continued`, :mod:`~bpeds.tokenizer.superbpe` and the run,
+  :mod:`~bpeds.tokenizer.trainer`.
 - :mod:`~bpeds.tokenizer.core`: the :class:`Tokenizer` itself.
-- :mod:`~bpeds.tokenizer.io` (training input), :mod:`~bpeds.tokenizer.training`
-  (``train`` and ``count``), :mod:`~bpeds.tokenizer.progress`,
-  :mod:`~bpeds.tokenizer.persist` (the JSON model file) and
-  :mod:`bpeds.tokenizer.formats` (minbpe, Hugging Face, tiktoken files).
+- :mod:`~bpeds.tokenizer.persist` (the JSON model file),
+  :mod:`bpeds.tokenizer.formats` (minbpe, Hugging Face, tiktoken files) and
+  :mod:`~bpeds.tokenizer.training` (``train``, which builds a ``Tokenizer``).
 
 This package exports the names most code needs (:class:`Tokenizer`,
 :class:`TokenizerError`, ...). Like :mod:`bpeds`, it imports each name the first

@@ -2,7 +2,7 @@
 
 Imported by :func:`bpeds.count` only when it is given a Dask object, so that
 bpeds never needs Dask otherwise (``pip install 'bpeds[dask]'`` brings it).
-The counting functions are passed in (they live in :mod:`bpeds.tokenizer.training`);
+The counting functions are passed in (they live in :mod:`bpeds.tokenizer.executors`);
 this module only places them on the cluster and adds their results up in a
 tree, in order, so that the result is what counting one unit after the
 other gives.

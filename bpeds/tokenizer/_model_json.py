@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from bpeds.errors import ModelFormatError
-from bpeds.tokenizer._limits import check_text, read_limited, short_repr
+from bpeds.tokenizer.limits import check_text, read_limited, short_repr
 from bpeds.tokenizer.pattern_safety import MAX_PATTERN_LENGTH
 
 __all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"]
@@ -206,7 +206,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
 def read(path: str | os.PathLike[str]) -> ModelParts:
     """:func:`parse` of a file's bytes, named by its path. ``OSError`` if it cannot be read.
 
-    A directory, a device, or a file larger than :data:`bpeds.tokenizer._limits.MAX_MODEL_BYTES`
+    A directory, a device, or a file larger than :data:`bpeds.tokenizer.limits.MAX_MODEL_BYTES`
     raises :class:`~bpeds.errors.ModelFormatError` without being read whole.
     """
     return parse(read_limited(path, "a model file", ModelFormatError), source=os.fspath(path))

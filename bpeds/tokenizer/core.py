@@ -20,18 +20,19 @@ Hugging Face's ``train`` methods).
 
 Not handled here: the rank-by-bytes encoding algorithm (:mod:`bpeds.tokenizer.encoder`),
 patterns (:mod:`bpeds.tokenizer.pretokenize`), the special-token rules
-(:mod:`bpeds.tokenizer.special`), reading training data (:mod:`bpeds.tokenizer.io`,
-:mod:`bpeds.tokenizer.training`) and the JSON format (:mod:`bpeds.tokenizer.persist`, whose core,
+(:mod:`bpeds.tokenizer.special`), training (:mod:`bpeds.tokenizer.trainer`) and the
+JSON format (:mod:`bpeds.tokenizer.persist`, whose core,
 :mod:`bpeds.tokenizer._model_json`, :meth:`Tokenizer.save` and :meth:`Tokenizer.load`
 use directly).
 
 **Layers.** This module imports only modules below it (patterns, special
-tokens, the encoder, the JSON format's core, the vocabulary). The one
-exception is the in-place training methods (:meth:`Tokenizer.train`,
-:meth:`Tokenizer.train_from_iterator`): training builds a tokenizer, so
-:mod:`bpeds.tokenizer.training` sits above this module, and :meth:`Tokenizer._retrain`
-imports it when called. That is the single upward edge; ``tests/test_layers.py``
-checks that there is no other.
+tokens, the encoder, the JSON format's core, the vocabulary, training).
+Training produces a :class:`~bpeds.tokenizer.trained.TrainedModel`, which
+:meth:`Tokenizer.from_model` builds a tokenizer from, so the in-place training
+methods (:meth:`Tokenizer.train`, :meth:`Tokenizer.train_from_iterator`) call
+:func:`bpeds.tokenizer.trainer.train_model` below this module; it is imported
+when a tokenizer is first trained, so that loading and encoding never load the
+merge driver. ``tests/test_layers.py`` checks that no import goes up.
 
 ``resolve_pattern``, ``check_special_texts``, ``BYTE_TOKENS`` and
 ``TokenizerError`` are importable from here too; their homes are
@@ -45,13 +46,12 @@ import copy
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from bpeds.errors import TokenizerError
 from bpeds.tokenizer import _model_json
-from bpeds.tokenizer._files import write_files
 from bpeds.tokenizer.encoder import (
     Encoder,
     Special,
@@ -59,12 +59,17 @@ from bpeds.tokenizer.encoder import (
     UnknownTokenError,
     as_token_id,
     encode_batch,
+    token_table,
 )
+from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
 from bpeds.tokenizer.replay import EventLogError, Replay, check_events
 from bpeds.tokenizer.special import check_special_ids, check_special_texts
 from bpeds.vocab import BYTE_TOKENS, Vocab
+
+if TYPE_CHECKING:
+    from bpeds.tokenizer.trained import TrainedModel
 
 __all__ = [
     "BYTE_TOKENS",
@@ -333,12 +338,6 @@ class Tokenizer:
 
     # -- encoding and decoding --------------------------------------------------------------
 
-    def _token_table(self) -> list[bytes]:
-        table = [bytes((b,)) for b in range(BYTE_TOKENS)]
-        for a, b in self._merges:
-            table.append(table[a] + table[b])
-        return table
-
     def _enc(self) -> Encoder:
         enc = self._encoder
         if enc is None:
@@ -352,7 +351,9 @@ class Tokenizer:
                 assert self._events is not None
                 parents = {BYTE_TOKENS + k: m for k, m in enumerate(self._merges)}
                 piece = Replay(self._events, parents, self._hidden)
-            enc = self._encoder = Encoder(self._token_table(), split, self._special, piece=piece)
+            enc = self._encoder = Encoder(
+                token_table(self._merges), split, self._special, piece=piece
+            )
         return enc
 
     @property
@@ -501,7 +502,7 @@ class Tokenizer:
         tokenizer whose pattern is ``"gpt4"`` (the default) takes the preset's
         pattern; another pattern must agree with the preset. ``options`` are those of
         :func:`bpeds.tokenizer.training.train` (``tie``, ``preset``, ``min_frequency``,
-        ``workers``, ...); errors are too.
+        ``workers``, ...; a ``base`` is a loaded tokenizer, not a path); errors are too.
 
         >>> tok = Tokenizer(pattern="gpt2").train_from_iterator(["low lower", "lowest"], 258)
         >>> tok.token_bytes(257)
@@ -526,8 +527,9 @@ class Tokenizer:
         """
         opts = self._train_defaults(dict(options))
         if verbose:
-            specials = opts["special_tokens"]
-            total = vocab_size - BYTE_TOKENS - len(specials)
+            from bpeds.tokenizer.trainer import merges_for
+
+            total = merges_for(vocab_size, len(opts["special_tokens"]))
             user = opts.get("on_merge")
 
             def report(record: Any, token: bytes) -> None:
@@ -542,18 +544,30 @@ class Tokenizer:
         return self._retrain(text, vocab_size, opts)
 
     def _retrain(self, data: object, vocab_size: int, options: dict[str, Any]) -> Tokenizer:
-        """Replace this tokenizer's state by :func:`~bpeds.tokenizer.training.train`'s result;
-        return self.
+        """Replace this tokenizer's state by what training ``data`` with ``options`` (those
+        of :func:`bpeds.train`, ``base`` a loaded tokenizer) gives; return self."""
+        from bpeds.tokenizer.trainer import TrainArguments, train_model
 
-        The single upward import of this module: training builds tokenizers, so
-        :mod:`bpeds.tokenizer.training` sits above this module and is imported
-        here, when a tokenizer is retrained in place, not when this module loads.
-        """
-        # The single upward edge (see the module docstring).
-        from bpeds.tokenizer.training import train
-
-        self._replace(train(data, vocab_size, **options))
+        trained = train_model(data, vocab_size, TrainArguments(**options))
+        self._replace(Tokenizer.from_model(trained))
         return self
+
+    @classmethod
+    def from_model(cls, model: TrainedModel) -> Tokenizer:
+        """The tokenizer a :class:`~bpeds.tokenizer.trained.TrainedModel` describes, its
+        parts validated as the constructor validates them (and with its errors).
+
+        >>> from bpeds.tokenizer.trained import TrainedModel
+        >>> Tokenizer.from_model(TrainedModel([(104, 105)], None, {"<s>": 257}, {}))
+        Tokenizer(merges=<1>, pattern=None, special_tokens={'<s>': 257})
+        """
+        return cls(
+            model.merges,
+            pattern=model.pattern,
+            special_tokens=model.special_tokens,
+            options=model.options,
+            events=model.events,
+        )
 
     # -- persistence --------------------------------------------------------------------------
 

@@ -58,8 +58,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bpeds.errors import BpedsError
-from bpeds.tokenizer._files import check_targets, write_stream
-from bpeds.tokenizer.pretokenize import resolve_pattern
+from bpeds.tokenizer.files import check_targets, write_stream
+from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
 
 __all__ = [
     "FORMAT_VERSION",
@@ -205,7 +205,7 @@ class Counts:
     def __repr__(self) -> str:
         return (
             f"<Counts: {len(self)} distinct pieces, {self.total} in all, "
-            f"pattern={_pattern_label(self._pattern)}"
+            f"pattern={pattern_label(self._pattern)}"
             + (f", special_tokens={list(self._special)!r}" if self._special else "")
             + ">"
         )
@@ -231,7 +231,7 @@ class Counts:
         if self._pattern != other._pattern:
             raise ValueError(
                 "cannot add counts made with different split patterns: "
-                f"{_pattern_label(self._pattern)} and {_pattern_label(other._pattern)}"
+                f"{pattern_label(self._pattern)} and {pattern_label(other._pattern)}"
             )
         if set(self._special) != set(other._special):
             raise ValueError(
@@ -335,15 +335,6 @@ def _check_specials(special_tokens: Iterable[str]) -> tuple[str, ...]:
     if len(set(out)) != len(out):
         raise ValueError(f"special_tokens names a text twice: {list(out)!r}")
     return out
-
-
-def _pattern_label(pattern: str | None) -> str:
-    from bpeds.tokenizer.pretokenize import PATTERNS
-
-    for name, source in PATTERNS.items():
-        if source == pattern:
-            return name
-    return "none" if pattern is None else repr(pattern)
 
 
 # -- writing ---------------------------------------------------------------------------------

@@ -53,7 +53,9 @@ __all__ = [
     "as_token_id",
     "bpe",
     "fix_surrogates",
+    "rank_table",
     "special_token_regex",
+    "token_table",
 ]
 
 _NONE = 1 << 62  # larger than every rank: "this concatenation is not a token"
@@ -180,6 +182,36 @@ def bpe(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
     return _bpe_heap(piece, ranks)
 
 
+def token_table(merges: Iterable[tuple[int, int]]) -> list[bytes]:
+    """The bytes of every byte and merge token, by id: ``table[256 + k]`` is what merge
+    ``k`` makes.
+
+    >>> token_table([(104, 105), (256, 33)])[256:]
+    [b'hi', b'hi!']
+
+    O(total bytes of the tokens).
+    """
+    table = [bytes((b,)) for b in range(256)]
+    for a, b in merges:
+        table.append(table[a] + table[b])
+    return table
+
+
+def rank_table(table: Iterable[bytes]) -> dict[bytes, int]:
+    """``{token bytes: id}`` over ``table`` (see :func:`token_table`), the lowest id for
+    bytes that several tokens have: the ranks :func:`bpe` merges by.
+
+    >>> rank_table([b"a", b"b", b"ab", b"ab"])[b"ab"]
+    2
+
+    O(total bytes).
+    """
+    ranks: dict[bytes, int] = {}
+    for i, b in enumerate(table):
+        ranks.setdefault(b, i)
+    return ranks
+
+
 def _check_specials_arg(value: object, name: str) -> Literal["all"] | frozenset[str]:
     if value == "all":
         return "all"
@@ -214,10 +246,7 @@ class Encoder:
         *,
         piece: Callable[[bytes], list[int]] | None = None,
     ) -> None:
-        ranks: dict[bytes, int] = {}
-        for i, b in enumerate(table):
-            ranks.setdefault(b, i)
-        self.ranks = ranks
+        self.ranks = ranks = rank_table(table)
         self.special = dict(special)
         decoder: dict[int, bytes] = dict(enumerate(table))
         for text, i in self.special.items():

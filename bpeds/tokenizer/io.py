@@ -72,6 +72,7 @@ import errno
 import gzip
 import lzma
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Literal
 
@@ -89,12 +90,14 @@ __all__ = [
     "check_block_size",
     "check_data",
     "check_errors",
+    "check_int",
     "iter_segments",
     "iter_units",
     "is_parquet",
     "open_binary",
     "parquet_texts",
     "read_text_blocks",
+    "warn_if_path_like_text",
 ]
 
 #: Bytes read from a file at a time (and characters per piece of a long str).
@@ -188,19 +191,50 @@ def check_data(data: object) -> None:
                 raise _item_error(i, item)
 
 
+def check_int(value: object, name: str, low: int | None) -> int:
+    """``value`` if it is an int (not a bool) of at least ``low`` (``None``: any):
+    ``TypeError`` for another type (``300.0``, ``"300"``, ``True``, ``None``),
+    ``ValueError`` below ``low``; messages name the argument ``name``.
+
+    >>> check_int(3, "workers", 1)
+    3
+    >>> check_int(True, "workers", 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: workers must be an int, got bool True
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return value
+
+
 def check_block_size(block_size: object) -> int:
     """``block_size`` if it is an ``int >= 1``: ``TypeError`` for another type, else ``ValueError``.
 
     >>> check_block_size(4096)
     4096
     """
-    if isinstance(block_size, bool) or not isinstance(block_size, int):
-        raise TypeError(
-            f"block_size must be an int, got {type(block_size).__name__} {block_size!r}"
-        )
-    if block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
-    return block_size
+    return check_int(block_size, "block_size", 1)
+
+
+def warn_if_path_like_text(data: object, stacklevel: int) -> None:
+    """Warn (``UserWarning``) when ``data`` is a lone short ``str`` naming an existing
+    file: it is read as text, but almost surely meant as a path. ``stacklevel`` is
+    :func:`warnings.warn`'s, counted from the caller of this function."""
+    if isinstance(data, str) and 0 < len(data) < 4096 and "\n" not in data:
+        try:
+            is_file = os.path.isfile(data)
+        except (OSError, ValueError):
+            is_file = False
+        if is_file:
+            warnings.warn(
+                f"training on the text {data!r}, which is also the name of a file: a str is "
+                f"text; pass pathlib.Path({data!r}) to train on the file",
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )
 
 
 def _item_error(i: int, item: object) -> TypeError:

@@ -31,10 +31,10 @@ Writing (:func:`save`) goes to a temporary file in the same directory, which
 is flushed, synced and then moved into place, so a reader never sees a half
 written file. An existing file is never replaced unless ``overwrite=True``; only
 regular files are written (a symlink is followed to one, see
-:func:`bpeds.tokenizer._files.write_files`).
+:func:`bpeds.tokenizer.files.write_files`).
 A new file gets the usual mode, 0o666 minus the umask (0644 with the common
 umask 022); a replaced file keeps its mode. The formats of :mod:`bpeds.tokenizer.formats`
-are written the same way (:func:`bpeds.tokenizer._files.write_files`).
+are written the same way (:func:`bpeds.tokenizer.files.write_files`).
 
 The functions here are the public interface; :meth:`Tokenizer.save
 <bpeds.tokenizer.Tokenizer.save>` and :meth:`Tokenizer.load
@@ -50,9 +50,9 @@ import os
 
 from bpeds.errors import ModelFormatError
 from bpeds.tokenizer import _model_json
-from bpeds.tokenizer._files import write_files
 from bpeds.tokenizer._model_json import FORMAT, VERSION
 from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.files import write_files
 
 __all__ = ["FORMAT", "VERSION", "ModelFormatError", "dumps", "load", "loads", "save"]
 

@@ -34,6 +34,7 @@ __all__ = [
     "Segmenter",
     "compile_pattern",
     "cut_points",
+    "pattern_label",
     "resolve_pattern",
     "segmenter",
     "split",
@@ -111,6 +112,17 @@ def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str]
             "pattern's whole matches are the pieces, so write groups as (?:...)"
         )
     return compiled.pattern, compiled
+
+
+def pattern_label(source: str | None) -> str:
+    """How messages name a pattern: its name if it is one of :data:`PATTERNS`, ``none``
+    for no split, else its source (quoted).
+
+    >>> pattern_label(PATTERNS["gpt2"]), pattern_label(None), pattern_label("a+")
+    ('gpt2', 'none', "'a+'")
+    """
+    names = [n for n, s in PATTERNS.items() if s == source]
+    return names[0] if names else ("none" if source is None else repr(source))
 
 
 def split(text: str, pattern: str | regex.Pattern[str] | None) -> Iterator[bytes]:

@@ -9,7 +9,9 @@ training (:func:`bpeds.tokenizer.training.train`), reading training text
 - :func:`check_special_ids`: ids are ints, unique, and above the byte and
   merge ids;
 - :func:`special_token_regex`: a regex finding them, leftmost first, then
-  longest.
+  longest;
+- :func:`special_texts`, :func:`special_list`: the ``special_tokens=``
+  argument of training and counting (a list of texts, or a dict text -> id).
 
 Problems raise :class:`~bpeds.errors.TokenizerError` (a ``ValueError``), or
 ``TypeError`` for values of the wrong type.
@@ -24,7 +26,13 @@ import regex
 from bpeds.errors import TokenizerError
 from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["check_special_ids", "check_special_texts", "special_token_regex"]
+__all__ = [
+    "check_special_ids",
+    "check_special_texts",
+    "special_list",
+    "special_texts",
+    "special_token_regex",
+]
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 _MOD = (1 << 61) - 1
@@ -142,3 +150,40 @@ def special_token_regex(texts: Iterable[str]) -> regex.Pattern[str]:
     """
     ordered = sorted(set(texts), key=lambda t: (-len(t), t))
     return regex.compile("|".join(regex.escape(t) for t in ordered))
+
+
+def special_texts(
+    special_tokens: Iterable[str] | Mapping[str, int],
+) -> tuple[list[str], Mapping[str, int] | None]:
+    """The texts of a ``special_tokens=`` argument, checked (:func:`check_special_texts`),
+    and the mapping text -> id if one was given (its ids are checked by
+    :func:`check_special_ids` once the merges are known).
+
+    >>> special_texts({"<s>": 300})
+    (['<s>'], {'<s>': 300})
+
+    A bare ``str`` or a non-iterable raises ``TypeError``. O(total length of the texts).
+    """
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of texts or a dict text -> id, not a str")
+    if isinstance(special_tokens, Mapping):
+        return check_special_texts(special_tokens.keys()), special_tokens
+    if not isinstance(special_tokens, Iterable):
+        raise TypeError(
+            f"special_tokens must be a list of texts or a dict, got {type(special_tokens).__name__}"
+        )
+    return check_special_texts(special_tokens), None
+
+
+def special_list(special_tokens: Iterable[str]) -> list[str]:
+    """The texts of a ``special_tokens=`` argument as they are (a dict's keys), unchecked;
+    a bare ``str`` raises ``TypeError``.
+
+    >>> special_list({"<s>": 300, "</s>": 301})
+    ['<s>', '</s>']
+    """
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of texts, not a str")
+    if isinstance(special_tokens, Mapping):
+        return list(special_tokens.keys())
+    return list(special_tokens)

@@ -1,6 +1,6 @@
 """What the format modules share: the error type, text reading, a BPE.
 
-Files are written with :func:`bpeds.tokenizer._files.write_files` (atomic, no overwrite
+Files are written with :func:`bpeds.tokenizer.files.write_files` (atomic, no overwrite
 unless asked), as :mod:`bpeds.tokenizer.persist` writes them.
 
 Not public API: :mod:`bpeds.tokenizer.formats` re-exports :class:`FormatError` and the
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bpeds.errors import BpedsError
-from bpeds.tokenizer._limits import check_text, parse_json_limited, read_limited, short_repr
 from bpeds.tokenizer.core import Tokenizer, TokenizerError
+from bpeds.tokenizer.limits import check_text, parse_json_limited, read_limited, short_repr
 
 __all__ = [
     "FormatError",
@@ -59,7 +59,7 @@ def refuse_replay(tok: Tokenizer, target: str) -> None:
 
 def read_bytes(path: PathLike, what: str) -> bytes:
     """The contents of ``path``; a directory, a device or a file larger than
-    :data:`bpeds.tokenizer._limits.MAX_MODEL_BYTES` raises :class:`FormatError` (a missing
+    :data:`bpeds.tokenizer.limits.MAX_MODEL_BYTES` raises :class:`FormatError` (a missing
     file keeps the built-in ``FileNotFoundError``, whose message names it)."""
     return read_limited(Path(path), what, FormatError)
 
@@ -86,7 +86,7 @@ def parse_json(text: str, where: str) -> Any:
     {'a': [1]}
 
     So do nesting too deep for Python's recursion limit and integers too long
-    to convert (see :func:`bpeds.tokenizer._limits.parse_json_limited`).
+    to convert (see :func:`bpeds.tokenizer.limits.parse_json_limited`).
     """
     return parse_json_limited(text, where, FormatError)
 

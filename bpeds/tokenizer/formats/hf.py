@@ -50,9 +50,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from bpeds.scoring.ties import gpt2_byte_to_unicode
-from bpeds.tokenizer._files import write_files
-from bpeds.tokenizer._limits import short_repr
 from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,
@@ -66,6 +65,7 @@ from bpeds.tokenizer.formats._common import (
     refuse_replay,
     renumber_specials,
 )
+from bpeds.tokenizer.limits import short_repr
 from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS
 
 if TYPE_CHECKING:

@@ -27,9 +27,8 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from bpeds.tokenizer._files import write_files
-from bpeds.tokenizer._limits import short_repr
 from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,
@@ -38,6 +37,7 @@ from bpeds.tokenizer.formats._common import (
     read_bytes,
     refuse_replay,
 )
+from bpeds.tokenizer.limits import short_repr
 from bpeds.tokenizer.pretokenize import PATTERNS
 
 __all__ = [

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bpeds.tokenizer._files import write_files
 from bpeds.tokenizer.core import Tokenizer
+from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.formats._common import (
     FormatError,
     PathLike,

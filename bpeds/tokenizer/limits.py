@@ -1,7 +1,8 @@
-"""Bounds on what reading a file may cost, shared by every loader.
+"""Bounds on what reading an untrusted file may cost, shared by every loader.
 
-Not public API; the limits are documented in ``docs/security.md`` and by the
-loaders that apply them:
+Every loader of bpeds applies them (``docs/security.md`` says what they
+promise), and a program that reads model files or JSON of its own from
+untrusted sources (the ``bpeds`` command reading ids, say) can apply them too:
 
 - :func:`read_limited`: a model file is read only if it is a regular file or a
   pipe (never a device such as ``/dev/zero``) and at most
@@ -84,7 +85,7 @@ def read_limited(
     if len(data) > limit:
         raise error(
             f"{name} is larger than {limit} bytes, the most bpeds reads as {what} "
-            "(bpeds.tokenizer._limits.MAX_MODEL_BYTES)"
+            "(bpeds.tokenizer.limits.MAX_MODEL_BYTES)"
         )
     return data
 

@@ -1,6 +1,11 @@
 """Atomic, no-overwrite file writing: model files, other formats, counts files, reports.
 
-Not public API: the functions that write files document what they promise.
+Every file bpeds writes goes through :func:`write_files` or :func:`write_stream`,
+so a reader never sees a partial file and an existing file is replaced only
+when asked. :func:`check_targets` raises what writing would raise without
+writing anything: call it before a long run (training, a comparison) so that
+a refusal comes first, not at the end. ``docs/security.md`` describes the
+rules on symbolic links and special files.
 """
 
 from __future__ import annotations

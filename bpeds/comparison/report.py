@@ -1,0 +1,258 @@
+"""The result of a comparison: :class:`Comparison`, its tables, CSV file and report.
+
+A :class:`Comparison` holds the metric rows (:data:`~bpeds.comparison.metrics.METRICS`),
+the tokenizers, the errors and warnings of each configuration, and the
+pairwise measures (vocabulary overlap, rank agreement of shared merges). It
+renders them as CSV and Markdown, draws the figures
+(:mod:`bpeds.comparison.plots`) and writes a report; every file is written
+atomically, and an existing one is refused before anything is written unless
+``overwrite``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bpeds.comparison.metrics import METRICS, jaccard, spearman
+from bpeds.comparison.plots import FIGURES, figures
+from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
+from bpeds.tokenizer.files import check_targets, write_files
+
+__all__ = ["Comparison"]
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+class Comparison:
+    """The result of :func:`compare`: metric rows, tables, plots and the pairwise measures.
+
+    ``rows``: one dict per configuration and vocabulary size (columns
+    ``config``, ``vocab_size``, ``merges``, then :data:`METRICS`, then the
+    per-group columns), in configuration order, sizes ascending; ``None``
+    where a value does not apply (``undertrained`` and the cost are measured
+    at the full size). ``tokenizers``: label -> trained tokenizer (``None``
+    for one that failed); ``errors``: label -> what went wrong; ``notes``:
+    label -> warnings training gave. ``overlap``: label -> label -> Jaccard
+    index of the merged tokens' byte strings; ``agreement``: label -> label ->
+    ``(shared merges, Spearman's rho of their ranks)``. ``token_lengths``:
+    label -> ``Counter`` of merged-token lengths in bytes. ``counting_s``:
+    wall seconds spent counting the training and held-out text (once).
+    """
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        tokenizers: dict[str, Tokenizer | None],
+        errors: dict[str, str],
+        notes: dict[str, list[str]],
+        groups: list[str],
+        reference: str | None,
+        alpha: float,
+        counting_s: float,
+    ) -> None:
+        self.rows = rows
+        self.tokenizers = tokenizers
+        self.errors = errors
+        self.notes = notes
+        self.groups = groups
+        self.reference = reference
+        self.alpha = alpha
+        self.counting_s = counting_s
+        done = {k: t for k, t in tokenizers.items() if t is not None}
+        sets = {
+            k: {t.token_bytes(BYTE_TOKENS + i) for i in range(t.num_merges)}
+            for k, t in done.items()
+        }
+        pairs = {
+            k: [(t.token_bytes(a), t.token_bytes(b)) for a, b in t.merges] for k, t in done.items()
+        }
+        self.overlap = {a: {b: jaccard(sets[a], sets[b]) for b in done} for a in done}
+        self.agreement = {a: {b: spearman(pairs[a], pairs[b]) for b in done} for a in done}
+        self.token_lengths = {
+            k: Counter(len(t.token_bytes(BYTE_TOKENS + i)) for i in range(t.num_merges))
+            for k, t in done.items()
+        }
+
+    @property
+    def labels(self) -> list[str]:
+        """The configurations' labels, in order."""
+        return list(self.tokenizers)
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names of :attr:`rows`, in order."""
+        cols = ["config", "vocab_size", "merges", *METRICS]
+        for g in self.groups:
+            cols += [f"tokens_per_byte[{g}]", f"premium[{g}]"]
+        return [*cols, "error"]
+
+    def row(self, label: str, vocab_size: int | None = None) -> dict[str, Any]:
+        """The row of ``label`` at ``vocab_size`` (default: its largest).
+
+        ``KeyError`` naming the labels and sizes there are when there is no such row.
+        """
+        mine = [r for r in self.rows if r["config"] == label]
+        if vocab_size is not None:
+            mine = [r for r in mine if r["vocab_size"] == vocab_size]
+        if not mine:
+            have = sorted({(r["config"], r["vocab_size"]) for r in self.rows})
+            raise KeyError(f"no row for {label!r} at vocab_size={vocab_size}; rows: {have}")
+        return mine[-1]
+
+    def final_rows(self) -> list[dict[str, Any]]:
+        """Each configuration's row at its full size (a failed one: only its error)."""
+        out = []
+        for label in self.labels:
+            mine = [r for r in self.rows if r["config"] == label]
+            out.append(mine[-1] if mine else {"config": label, "error": self.errors.get(label)})
+        return out
+
+    def to_csv(self, path: str | os.PathLike[str] | None = None, *, overwrite: bool = False) -> str:
+        """Every row as CSV (a header, then one line per row); written atomically to
+        ``path`` if given (``FileExistsError`` if it exists, unless ``overwrite``)."""
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=self.columns, lineterminator="\n")
+        w.writeheader()
+        for r in self.rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in self.columns})
+        for label, err in self.errors.items():
+            w.writerow({"config": label, "error": err})
+        text = buf.getvalue()
+        if path is not None:
+            write_files([(path, text.encode("utf-8"))], overwrite=overwrite)
+        return text
+
+    def to_markdown(self, *, all_sizes: bool = False) -> str:
+        """Markdown tables: the metrics at each configuration's full size (every size with
+        ``all_sizes``), the per-group columns, and the pairwise overlap and agreement."""
+        out: list[str] = []
+        rows = self.rows if all_sizes else [r for r in self.final_rows() if "vocab_size" in r]
+        metric_cols = ["config", "vocab_size", *METRICS]
+        out.append(_table(metric_cols, rows))
+        if self.groups:
+            out.append("")
+            gcols = ["config", "vocab_size"]
+            gcols += [f"tokens_per_byte[{g}]" for g in self.groups]
+            gcols += [f"premium[{g}]" for g in self.groups]
+            out.append(_table(gcols, rows))
+        labels = list(self.overlap)
+        if len(labels) > 1:
+            out.append("")
+            out.append("Vocabulary overlap (Jaccard index of the merged tokens):")
+            out.append("")
+            grid = [{"": a, **{b: self.overlap[a][b] for b in labels}} for a in labels]
+            out.append(_table(["", *labels], grid))
+            out.append("")
+            out.append("Rank agreement of shared merges (Spearman's rho; shared merges):")
+            out.append("")
+            grid = []
+            for a in labels:
+                cells: dict[str, Any] = {"": a}
+                for b in labels:
+                    n, rho = self.agreement[a][b]
+                    cells[b] = "" if rho is None else f"{rho:.3f} ({n})"
+                grid.append(cells)
+            out.append(_table(["", *labels], grid))
+        if self.errors:
+            out.append("")
+            out.append("Failed configurations:")
+            out.append("")
+            out += [f"- `{label}`: {err}" for label, err in self.errors.items()]
+        return "\n".join(out) + "\n"
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def __repr__(self) -> str:
+        return (
+            f"Comparison(configs={self.labels!r}, rows={len(self.rows)}, "
+            f"errors={sorted(self.errors)!r})"
+        )
+
+    def plot(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
+        """Write the figures as PNG files in ``directory`` and return their paths.
+
+        ``compression.png`` and ``renyi.png`` (bytes per token and Rényi
+        efficiency against vocabulary size, a line per configuration),
+        ``token_lengths.png`` (merged-token lengths), ``premium.png`` (per-group
+        premium, when the held-out text has groups) and ``overlap.png`` (the
+        Jaccard heat map, for two configurations or more). Needs matplotlib
+        (``pip install 'bpeds[compare]'``; ``ImportError`` saying so). Files are
+        written atomically; one that exists raises ``FileExistsError`` before
+        anything is written, unless ``overwrite``.
+        """
+        target = Path(directory)
+        check_targets([target / n for n in self.figure_names()], overwrite=overwrite)
+        return write_files(
+            [(target / name, data) for name, data in figures(self).items()], overwrite=overwrite
+        )
+
+    def figure_names(self) -> list[str]:
+        """The files :meth:`plot` writes for this comparison."""
+        done = [k for k, t in self.tokenizers.items() if t is not None]
+        return [
+            n
+            for n in FIGURES
+            if (n != "premium.png" or self.groups) and (n != "overlap.png" or len(done) > 1)
+        ]
+
+    def report(
+        self, directory: str | os.PathLike[str], *, plots: bool = True, overwrite: bool = False
+    ) -> list[Path]:
+        """Write ``report.md`` (tables, the figures embedded), ``results.csv`` and the PNGs
+        to ``directory`` (made if missing); return the paths written. Without
+        ``overwrite`` an existing file raises ``FileExistsError`` before anything is
+        written."""
+        target = Path(directory)
+        target.mkdir(parents=True, exist_ok=True)
+        names = ["report.md", "results.csv", *(self.figure_names() if plots else [])]
+        check_targets([target / n for n in names], overwrite=overwrite)
+        drawn = figures(self) if plots else {}
+        md = ["# Tokenizer comparison", ""]
+        md.append(
+            f"Metrics on the held-out text (Rényi efficiency with alpha = {self.alpha:g}); "
+            "definitions in the bpeds documentation (docs/compare.md)."
+        )
+        md += ["", self.to_markdown()]
+        titles = {
+            "compression.png": "Compression against vocabulary size",
+            "renyi.png": "Rényi efficiency against vocabulary size",
+            "token_lengths.png": "Lengths of the merged tokens",
+            "premium.png": "Tokenization premium per group",
+            "overlap.png": "Vocabulary overlap",
+        }
+        for name in drawn:
+            md += [f"## {titles.get(name, name)}", "", f"![{titles.get(name, name)}]({name})", ""]
+        md += ["## Every vocabulary size", "", self.to_markdown(all_sizes=True)]
+        if any(self.notes.values()):
+            md += ["## Warnings", ""]
+            for label, ns in self.notes.items():
+                md += [f"- `{label}`: {n.strip()}" for n in ns]
+        files = [
+            (target / "report.md", "\n".join(md).encode("utf-8")),
+            (target / "results.csv", self.to_csv().encode("utf-8")),
+            *[(target / n, d) for n, d in drawn.items()],
+        ]
+        return write_files(files, overwrite=overwrite)
+
+
+def _table(cols: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join(" --- " for _ in cols) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+# -- compare -----------------------------------------------------------------------------------

@@ -1,0 +1,174 @@
+"""Continued training: the run starts from a base tokenizer's merges and vocabulary.
+
+Every piece of the new data starts as the base encodes it (by rank, over the
+whole piece), every base token and merge keeps its id and rank, and the new
+merges rank after them. A base is anything with a tokenizer's ``merges``,
+``pattern``, ``special_tokens``, ``options`` and ``replays`` (:class:`BaseModel`:
+a :class:`~bpeds.tokenizer.Tokenizer`, or a
+:class:`~bpeds.tokenizer.trained.TrainedModel`, as SuperBPE's second stage
+continues from its first); :func:`bpeds.train` also loads one from a model file.
+A base that encodes by a loop variant's event log is refused.
+
+Not handled here: the merge loop, which starts from the base's vocabulary
+(:class:`~bpeds.driver.MergeDriver`'s ``vocab=``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from itertools import pairwise
+from typing import Any, Protocol, cast
+
+from bpeds.corpus import TypeCorpus
+from bpeds.tokenizer.encoder import bpe, rank_table, token_table
+from bpeds.tokenizer.pretokenize import resolve_pattern
+from bpeds.vocab import BYTE_TOKENS, Vocab
+
+__all__ = ["BaseModel", "Continuation"]
+
+
+class BaseModel(Protocol):
+    """What continued training reads of a base (a ``Tokenizer`` has all of it)."""
+
+    @property
+    def merges(self) -> list[tuple[int, int]]: ...
+
+    @property
+    def pattern(self) -> str | None: ...
+
+    @property
+    def special_tokens(self) -> dict[str, int]: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+    @property
+    def replays(self) -> bool: ...
+
+
+_READ = ("merges", "pattern", "special_tokens", "options", "replays")
+
+
+class Continuation:
+    """A base to continue from, checked, with what a run reads of it.
+
+    A path raises ``TypeError`` (load the model first: :func:`bpeds.train` does),
+    as does an object without a tokenizer's attributes; a base that replays an
+    event log raises ``ValueError``. O(merges + special tokens).
+    """
+
+    def __init__(self, base: object) -> None:
+        if isinstance(base, str | os.PathLike):
+            raise TypeError(
+                f"base={base!r} is the path of a model file: load it first "
+                "(bpeds.tokenizer.formats.load_model), or train with bpeds.train, which does"
+            )
+        if not all(hasattr(base, name) for name in _READ):
+            raise TypeError(
+                f"base must be a Tokenizer or the path of a model file, got {type(base).__name__}"
+            )
+        model = cast(BaseModel, base)
+        if model.replays:
+            raise ValueError(
+                "cannot continue from a tokenizer that encodes by a loop variant's event log "
+                "(removed, re-made or hidden tokens): continue from a plain BPE tokenizer"
+            )
+        self.merges = model.merges
+        self.pattern = model.pattern
+        self.special_tokens = model.special_tokens
+        self.options = model.options
+
+    @property
+    def size(self) -> int:
+        """The base's vocabulary size: 256 bytes, its merges and its special tokens."""
+        return BYTE_TOKENS + len(self.merges) + len(self.special_tokens)
+
+    def vocab(self) -> Vocab:
+        """A fresh vocabulary holding the base's merges (the run adds to it). O(merges)."""
+        vocab = Vocab()
+        for a, b in self.merges:
+            vocab.add(a, b)
+        return vocab
+
+    def corpus(self, pieces: dict[str, int], vocab: Vocab) -> TypeCorpus:
+        """The corpus of ``pieces`` (piece -> count), each as the base encodes it."""
+        return TypeCorpus.from_token_counts(self.encodings(pieces), vocab.length)
+
+    def encodings(self, pieces: dict[str, int]) -> Iterator[tuple[list[int], int]]:
+        """Each piece as the base's merges encode it (by rank, over the whole piece), with
+        its count.
+
+        A piece longer than the base's own pieces (a second pattern's chunk) is cut where
+        no merge can ever reach across: between two bytes that are adjacent inside no
+        base token, no token can span the cut, so rank merging on each side is independent
+        and the encoding is the concatenation of the sides'. The base's pattern proposes
+        the cuts; equal segments are encoded once. O(total length) plus the merging of
+        distinct segments.
+        """
+        ranks = rank_table(token_table(self.merges))
+        inner: set[tuple[int, int]] = set()
+        for token in ranks:
+            if len(token) > 1:
+                inner.update(pairwise(token))
+        _, compiled = resolve_pattern(self.pattern)
+        findall = None if compiled is None else compiled.findall
+        cache: dict[str, list[int]] = {}
+
+        def encode(segment: str) -> list[int]:
+            ids = cache.get(segment)
+            if ids is None:
+                ids = cache[segment] = bpe(segment.encode("utf-8"), ranks)
+            return ids
+
+        def first_byte(part: str) -> int:
+            c = ord(part[0])
+            return c if c < 0x80 else part[0].encode("utf-8")[0]
+
+        def last_byte(part: str) -> int:
+            c = ord(part[-1])
+            return c if c < 0x80 else part[-1].encode("utf-8")[-1]
+
+        for piece, n in pieces.items():
+            parts = None if findall is None else findall(piece)
+            if not parts or (len(parts) > 1 and "".join(parts) != piece):
+                yield bpe(piece.encode("utf-8"), ranks), n
+                continue
+            if len(parts) == 1:
+                yield encode(piece), n
+                continue
+            out: list[int] = []
+            segment = [parts[0]]
+            for part in parts[1:]:
+                if (last_byte(segment[-1]), first_byte(part)) in inner:
+                    segment.append(part)
+                else:
+                    out += encode(segment[0] if len(segment) == 1 else "".join(segment))
+                    segment = [part]
+            out += encode(segment[0] if len(segment) == 1 else "".join(segment))
+            yield out, n
+
+    def special_ids(self, num_merges: int, texts: list[str], stacklevel: int) -> dict[str, int]:
+        """Special ids after continued training to ``num_merges`` merges in all: the base's
+        where no merge id needs them, the others (with a ``UserWarning``, ``stacklevel``
+        counted from the caller) and the new ``texts`` after every other id."""
+        top = BYTE_TOKENS + num_merges  # merge ids are 0 .. top - 1
+        kept = {t: i for t, i in self.special_tokens.items() if i >= top}
+        moved = [t for t in self.special_tokens if t not in kept]
+        nxt = max([top - 1, *kept.values()]) + 1
+        for t in [*moved, *texts]:
+            kept[t] = nxt
+            nxt += 1
+        if moved:
+            warnings.warn(
+                f"the base's special tokens {moved} had ids the new merges take: they now have "
+                f"ids {[kept[t] for t in moved]}",
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )
+        return kept
+
+    def recorded(self) -> dict[str, Any]:
+        """What the model records of its base: ``{"merges": n, "options": {...}}``."""
+        return {"merges": len(self.merges), "options": self.options}

@@ -1,0 +1,443 @@
+"""Training below the Tokenizer: :func:`bpeds.train`'s arguments in, a model description out.
+
+:func:`train_model` reads the data as units (see :mod:`bpeds.tokenizer.io`: each
+``str`` item and each file is one unit the pattern sees on its own; special-token
+text is cut out), splits it with the pattern, counts the pieces (type mode) or
+keeps them in order (sequence mode), runs :class:`~bpeds.driver.MergeDriver` for
+:func:`merges_for` merges and returns a
+:class:`~bpeds.tokenizer.trained.TrainedModel`. :func:`bpeds.train` and the
+in-place ``Tokenizer.train`` build the tokenizer from it; their documentation
+(:func:`bpeds.tokenizer.training.train`) says what each argument does.
+
+The concerns around the run live next to it: counting
+(:mod:`~bpeds.tokenizer.pieces`), presets (:mod:`~bpeds.tokenizer.presets`),
+groups (:mod:`~bpeds.tokenizer.groups`), continued training
+(:mod:`~bpeds.tokenizer.continued`) and SuperBPE's two stages
+(:mod:`~bpeds.tokenizer.superbpe`). Data given as
+:class:`~bpeds.tokenizer.counts.Counts` is trained on exactly as the text it was
+counted from.
+
+Not handled here: the merge algorithm itself (:mod:`bpeds.driver`), encoding,
+and loading a base from a model file (:func:`bpeds.train` does that).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bpeds._gc import gc_paused
+from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
+from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
+from bpeds.scoring.base import Score
+from bpeds.scoring.registry import describe_score, get_score
+from bpeds.scoring.ties import TieRule, tie_rule
+from bpeds.tokenizer import pieces
+from bpeds.tokenizer.continued import BaseModel, Continuation
+from bpeds.tokenizer.counts import Counts
+from bpeds.tokenizer.groups import check_groups, grouped_corpus, groups_of, named
+from bpeds.tokenizer.io import (
+    DEFAULT_BLOCK_SIZE,
+    check_block_size,
+    check_data,
+    check_errors,
+    check_int,
+    iter_segments,
+    warn_if_path_like_text,
+)
+from bpeds.tokenizer.presets import PRESETS, PresetDefault, resolve_preset
+from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
+from bpeds.tokenizer.progress import Progress, resolve_progress
+from bpeds.tokenizer.special import check_special_ids, special_list, special_texts
+from bpeds.tokenizer.superbpe import Stages
+from bpeds.tokenizer.trained import TrainedModel
+from bpeds.variants import Variant, get_variant
+from bpeds.vocab import BYTE_TOKENS, Vocab
+
+__all__ = ["OnMerge", "TrainArguments", "merges_for", "train_model"]
+
+#: Called after every merge with its record and the new token's bytes.
+OnMerge = Callable[[MergeRecord, bytes], None]
+
+# Warnings name the line that called bpeds.train: a warning raised in a method of _Run
+# (called by _train_once, called by train_model, called by train) is this many frames up.
+_CALLER = 5
+
+
+@dataclass(frozen=True)
+class TrainArguments:
+    """The keyword arguments of :func:`bpeds.train`, as given (checked by the run).
+
+    ``base`` is a loaded tokenizer (a :class:`~bpeds.tokenizer.continued.BaseModel`);
+    :func:`bpeds.train` loads one given as a path. The defaults are ``bpeds.train``'s.
+    """
+
+    pattern: str | PresetDefault | None = PresetDefault.PATTERN
+    special_tokens: Iterable[str] | Mapping[str, int] = ()
+    min_frequency: int = 1
+    max_token_length: int | None = None
+    score: Score | str | dict[str, Any] = "frequency"
+    variant: Variant | str | dict[str, Any] | None = None
+    tie: TieRule | str | PresetDefault = PresetDefault.TIE
+    representation: str | PresetDefault = PresetDefault.REPRESENTATION
+    counting: str = "overlapping"
+    multiset: MultisetFactory | None = None
+    workers: int | None = None
+    progress: bool | Progress | None = None
+    preset: str | None = None
+    errors: str = "strict"
+    on_merge: OnMerge | None = None
+    block_size: int = DEFAULT_BLOCK_SIZE
+    base: BaseModel | None = None
+
+
+def merges_for(vocab_size: int, special_tokens: int, start: int = BYTE_TOKENS) -> int:
+    """The merges a run learns to reach ``vocab_size`` tokens: ``vocab_size`` less the
+    ``start`` tokens it begins with (the 256 bytes, or a base's whole vocabulary) and
+    the ``special_tokens`` it adds. Negative when ``vocab_size`` is too small.
+
+    >>> merges_for(1000, 2)
+    742
+    """
+    return vocab_size - start - special_tokens
+
+
+def train_model(
+    data: object, vocab_size: int, arguments: TrainArguments | None = None
+) -> TrainedModel:
+    """What :func:`bpeds.train` trains on ``data``, as a model description.
+
+    >>> model = train_model("low lower lowest", 259, TrainArguments(pattern="gpt2"))
+    >>> model.merges
+    [(108, 111), (256, 119), (32, 257)]
+
+    ``arguments``: :func:`bpeds.train`'s keyword arguments (default: its defaults),
+    with ``base`` a loaded tokenizer. Errors, warnings and cost are ``bpeds.train``'s:
+    every argument is checked before any data is read.
+    """
+    args = TrainArguments() if arguments is None else arguments
+    counted = counts_in(data)
+    if counted is not None:
+        args = replace(args, **counts_options(counted, args))
+    if args.variant is not None:
+        variant = get_variant(args.variant)
+        if variant.switches:
+            if counted is not None:
+                raise ValueError(
+                    f"variant {variant.name!r} splits the text a second time with another "
+                    "pattern, which counts cannot give: train it on the text"
+                )
+            return _train_stages(variant, data, vocab_size, args)
+    return _train_once(data, vocab_size, args)
+
+
+def _train_stages(
+    variant: Variant, data: object, vocab_size: int, args: TrainArguments
+) -> TrainedModel:
+    """Two runs for a variant that switches pre-tokenization (SuperBPE): ordinary
+    training to the switch, then training continued from it on the second pattern's
+    chunks, with the variant's pair rule. O(the two runs)."""
+    stages = Stages(variant, data, vocab_size, args.special_tokens, args.base, args.representation)
+    ordinary = replace(
+        args,
+        special_tokens=(),
+        variant=None,
+        representation=PresetDefault.REPRESENTATION,
+    )
+    first = _train_once(data, stages.first_size, ordinary)
+    second = _train_once(
+        data,
+        stages.vocab_size,
+        replace(
+            ordinary,
+            pattern=stages.pattern,
+            special_tokens=stages.texts,
+            variant=variant,
+            preset=None,
+            base=first,
+        ),
+    )
+    return stages.model(first, second)
+
+
+def _train_once(data: object, vocab_size: int, args: TrainArguments) -> TrainedModel:
+    """One run of the merge loop: arguments checked, the corpus built, merged, recorded."""
+    run = _Run(data, vocab_size, args)
+    # The cyclic collector would re-scan the growing corpus structures over and over
+    # (see bpeds._gc); reference counting frees everything training drops.
+    with gc_paused():
+        corpus, vocab = run.corpus(data)
+        driver = MergeDriver(
+            corpus,
+            run.num_merges,
+            score=run.score,
+            tie=run.tie,
+            multiset=args.multiset,
+            counting=run.counting,  # type: ignore[arg-type]
+            min_count=run.min_frequency,
+            max_token_length=run.max_token_length,
+            variant=run.variant,
+            vocab=vocab,
+        )
+        run.progress.start(run.num_merges)
+        try:
+            for record in driver:
+                run.progress.update(1)
+                if args.on_merge is not None:
+                    args.on_merge(record, driver.vocab.token_bytes(record.new_id))
+        finally:
+            run.progress.close()
+    return run.model(driver, corpus)
+
+
+class _Run:
+    """One run's arguments, checked before any data is read (in the order of the
+    documentation's errors), and what the run reads, builds and records."""
+
+    def __init__(self, data: object, vocab_size: int, args: TrainArguments) -> None:
+        self.args = args
+        self.base = None if args.base is None else Continuation(args.base)
+        pattern = args.pattern
+        if self.base is not None and pattern is PresetDefault.PATTERN and args.preset is None:
+            pattern = self.base.pattern
+        given = {"pattern": pattern, "representation": args.representation, "tie": args.tie}
+        opts = resolve_preset(args.preset, given)
+        self.source, _ = resolve_pattern(opts["pattern"])
+        representation = opts["representation"]
+        if representation not in ("type", "sequence"):
+            raise ValueError(f"representation must be 'type' or 'sequence', got {representation!r}")
+        self.representation: str = representation
+        self.counting = args.counting
+        if self.counting not in ("overlapping", "non_overlapping"):
+            raise ValueError(
+                f"counting must be 'overlapping' or 'non_overlapping', got {self.counting!r}"
+            )
+        self.sequence = representation == "sequence"
+        if self.sequence and self.counting != "overlapping":
+            raise ValueError("representation='sequence' counts pairs overlapping only")
+        self.vocab_size = check_int(vocab_size, "vocab_size", None)  # the minimum: below
+        self.min_frequency = check_int(args.min_frequency, "min_frequency", 1)
+        self.max_token_length = args.max_token_length
+        if self.max_token_length is not None:
+            self.max_token_length = check_int(self.max_token_length, "max_token_length", 2)
+        self.workers = pieces.check_workers(args.workers)
+        self.block_size = check_block_size(args.block_size)
+        if args.multiset is not None and not callable(args.multiset):
+            raise TypeError(
+                "multiset must be a factory f(tie=...) of a Multiset (a class such as "
+                f"HeapyKiYay), got {type(args.multiset).__name__} {args.multiset!r}"
+            )
+        self.errors = check_errors(args.errors)
+        self.score = get_score(args.score)
+        self.variant = None if args.variant is None else get_variant(args.variant)
+        self.tie = tie_rule(opts["tie"])
+        self.progress = resolve_progress(args.progress)
+        self._special_tokens(args.special_tokens)
+        self._data(data)
+
+    def _special_tokens(self, special_tokens: Iterable[str] | Mapping[str, int]) -> None:
+        """The special texts, the merges to learn and, for a dict, the checked ids."""
+        texts, given = special_texts(special_tokens)
+        start = BYTE_TOKENS
+        if self.base is not None:
+            if self.representation != "type":
+                raise ValueError("continued training (base=...) needs representation='type'")
+            if given is not None:
+                raise ValueError(
+                    "with base=..., give special tokens as a list of texts: the base's keep "
+                    "their ids and new ones come after the new merges"
+                )
+            texts = [t for t in texts if t not in self.base.special_tokens]
+            start = self.base.size
+            if merges_for(self.vocab_size, len(texts), start) < 0:
+                raise ValueError(
+                    f"vocab_size must be at least {start + len(texts)} (the base's {start} "
+                    f"tokens + {len(texts)} new special tokens), got {self.vocab_size}"
+                )
+        self.num_merges = merges_for(self.vocab_size, len(texts), start)
+        if self.num_merges < 0:
+            raise ValueError(
+                f"vocab_size must be at least {start + len(texts)} (256 byte tokens + "
+                f"{len(texts)} special tokens), got {self.vocab_size}"
+            )
+        self.texts = texts
+        self.given_ids = (
+            None
+            if given is None
+            else check_special_ids(given, self.num_merges, merges_are=" that vocab_size asks for")
+        )
+
+    def _data(self, data: object) -> None:
+        """The groups of ``data`` (or none), checked; a warning for a str naming a file."""
+        self.groups = groups_of(data)
+        if self.groups is None:
+            check_data(data)  # every path of a list is there before anything is read
+        check_groups(self.score, self.groups)
+        if self.base is not None and self.groups is not None:
+            raise ValueError("continued training (base=...) takes ungrouped data")
+        for part in [data] if self.groups is None else [part for _, part in self.groups]:
+            warn_if_path_like_text(part, _CALLER + 1)  # (called by __init__)
+
+    def pieces_of(self, part: object, group: str | None = None) -> dict[str, int] | list[str]:
+        """The pieces of one group's data (counts are read, not changed, by the corpus)."""
+        if isinstance(part, Counts):
+            return part._pieces
+        segments = iter_segments(
+            part,
+            pattern=self.source,
+            special_tokens=self.texts,
+            errors=self.errors,
+            block_size=self.block_size,
+        )
+        if group is not None:
+            segments = named(group, segments)
+        return pieces.count_pieces(
+            segments, self.source, sequence=self.sequence, workers=self.workers
+        )
+
+    def corpus(self, data: object) -> tuple[Corpus, Vocab | None]:
+        """The corpus of ``data``, and the vocabulary it starts from (a base's, or None:
+        the bytes). Warns if a score that compares groups finds fewer than two filled."""
+        if self.groups is not None:
+            corpus, filled = grouped_corpus(self.groups, self.pieces_of, self.sequence)
+            if self.score.declaration.groups and len(filled) < 2:
+                warnings.warn(
+                    f"score {self.score.name!r} compares groups, but only {len(filled)} of the "
+                    f"{len(self.groups)} groups hold any text "
+                    f"({', '.join(map(repr, filled)) or 'none'}): its merges are frequency's",
+                    UserWarning,
+                    stacklevel=_CALLER,
+                )
+            return corpus, None
+        found = self.pieces_of(data)
+        if isinstance(found, list):
+            return SequenceCorpus(p.encode("utf-8") for p in found), None
+        if self.base is not None:
+            vocab = self.base.vocab()
+            return self.base.corpus(found, vocab), vocab
+        return TypeCorpus._from_pieces(found), None
+
+    def model(self, driver: MergeDriver, corpus: Corpus) -> TrainedModel:
+        """The model the run made: merges, special ids, the event log if encoding needs
+        it, and the options that determine the merges. Warns if training stopped early."""
+        vocab = driver.vocab
+        merges = [vocab.parents(t) or (t, t) for t in range(BYTE_TOKENS, len(vocab))]
+        start = 0 if self.base is None else len(self.base.merges)
+        # A log that only makes each token once, in id order, is the merges list itself.
+        made_once = len(driver.records) == len(merges) - start
+        events: list[list[int | str]] | None = None
+        if not (made_once and all(e.kind == "merge" for e in driver.events)):
+            events = [["merge", BYTE_TOKENS + k, a, b] for k, (a, b) in enumerate(merges[:start])]
+            events += [[e.kind, e.token, *e.parts] for e in driver.events]
+        if len(driver.records) < self.num_merges and self.variant is None:
+            empty = not driver.records and _is_empty(corpus)
+            warnings.warn(
+                f"training stopped after {len(driver.records)} of {self.num_merges} merges: no "
+                f"pair is left that occurs at least min_frequency={self.min_frequency} times"
+                + (" (the corpus is empty)" if empty else ""),
+                UserWarning,
+                stacklevel=_CALLER,
+            )
+        if self.base is not None:
+            ids = self.base.special_ids(len(merges), self.texts, _CALLER)
+        elif self.given_ids is not None:
+            ids = self.given_ids
+        else:
+            ids = {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(self.texts)}
+        return TrainedModel(merges, self.source, ids, self._recorded(driver), events)
+
+    def _recorded(self, driver: MergeDriver) -> dict[str, Any]:
+        """What the model records of how it was trained."""
+        recorded = driver.options()
+        recorded["score"] = describe_score(self.args.score, self.score)
+        recorded["min_frequency"] = recorded.pop("min_count")
+        recorded["representation"] = self.representation
+        recorded["vocab_size"] = self.vocab_size
+        if self.args.preset is not None:
+            recorded["preset"] = self.args.preset
+        if self.groups is not None:
+            recorded["groups"] = [name for name, _ in self.groups]
+        if self.base is not None:
+            recorded["base"] = self.base.recorded()
+        return recorded
+
+
+def _is_empty(corpus: Corpus) -> bool:
+    """Whether a corpus holds no bytes at all."""
+    if isinstance(corpus, TypeCorpus | SequenceCorpus):
+        return corpus.num_tokens == 0
+    return False  # pragma: no cover - only our two representations are built here
+
+
+# -- data given as counts ---------------------------------------------------------------------
+
+
+def counts_in(data: object) -> Counts | None:
+    """The first :class:`~bpeds.tokenizer.counts.Counts` of ``data`` (itself, or a
+    mapping's values), else None.
+
+    A mapping must hold counts for every group or for none (``TypeError``); all must
+    have been split alike (``ValueError`` otherwise).
+    """
+    if isinstance(data, Counts):
+        return data
+    if not isinstance(data, Mapping):
+        return None
+    found = [isinstance(v, Counts) for v in data.values()]
+    if not any(found):
+        return None
+    if not all(found):
+        raise TypeError(
+            "a mapping of groups must give counts for every group or for none (count the "
+            "other groups with bpeds.count)"
+        )
+    parts = list(data.values())
+    for other in parts[1:]:
+        parts[0].compatible(other)
+    first: Counts = parts[0]
+    return first
+
+
+def counts_options(counted: Counts, args: TrainArguments) -> dict[str, Any]:
+    """The pattern and special tokens to train ``counted`` with, checked against how it
+    was counted (``ValueError`` naming both); a sequence representation is refused
+    (counts keep no order)."""
+    made = counted.pattern
+    pattern, preset = args.pattern, args.preset
+    if isinstance(pattern, PresetDefault):
+        if preset in PRESETS:
+            want = resolve_pattern(PRESETS[preset]["pattern"])[0]
+            if want != made:
+                raise ValueError(
+                    f"preset {preset!r} splits with pattern {pattern_label(want)}, but the "
+                    f"counts were made with {pattern_label(made)}: count with the preset's "
+                    "pattern"
+                )
+    elif resolve_pattern(pattern if pattern is None else str(pattern))[0] != made:
+        raise ValueError(
+            f"pattern={pattern!r} was given, but the counts were made with pattern "
+            f"{pattern_label(made)}: leave pattern out (training uses the counts' pattern)"
+        )
+    representation = args.representation
+    if representation == "sequence" or (
+        isinstance(representation, PresetDefault)
+        and preset in PRESETS
+        and PRESETS[preset]["representation"] == "sequence"
+    ):
+        raise ValueError(
+            "counts hold distinct pieces without their order, so they train in type mode only: "
+            "train a sequence representation (and the minbpe presets) on the text"
+        )
+    texts = special_list(args.special_tokens)
+    if not texts:
+        return {"pattern": made, "special_tokens": list(counted.special_tokens)}
+    if set(texts) != set(counted.special_tokens):
+        raise ValueError(
+            f"special_tokens={texts!r}, but the counts were made cutting out "
+            f"{list(counted.special_tokens)!r}: the special tokens must be the texts cut out "
+            "when counting (leave special_tokens out to take the counts', or give their ids "
+            "as a dict)"
+        )
+    return {"pattern": made, "special_tokens": args.special_tokens}
