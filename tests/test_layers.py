@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-
 ROOT = Path(__file__).resolve().parent.parent / "bpeds"
 
 
