@@ -176,9 +176,12 @@ class Rescoring:
         """Re-score ``pairs`` (the views' override does it in every view)."""
         self.rescore(pairs)
 
-    def rescore(self, pairs: Iterable[int], deep: float = 0.0) -> tuple[list[int], list[int]]:
+    def rescore(
+        self, pairs: Iterable[int], drowsy_below: float = 0.0
+    ) -> tuple[list[int], list[int]]:
         """Re-score ``pairs`` and push the rises. Returns the pairs that can never be
-        eligible again and, for ``deep > 0``, the awake ones scoring below ``deep``.
+        eligible again and, for ``drowsy_below > 0``, the awake ones scoring below it (the
+        candidates to fall asleep).
         O(pairs) plus a push per rise."""
         gone: list[int] = []
         low: list[int] = []
@@ -211,7 +214,7 @@ class Rescoring:
                 continue
             if dynamic:
                 p = fold(p, positions.get(pk, 0), shift)
-            elif deep > 0 and p < deep and pk not in band_of and left != right:
+            elif drowsy_below > 0 and p < drowsy_below and pk not in band_of and left != right:
                 low.append(pk)  # ((t, t) has c(t) twice: it never sleeps)
             was = bounds_get(pk)
             if was is None or was < p:
@@ -278,12 +281,12 @@ class Rescoring:
         sleeping = self.sleeping
         if sleeping is None:
             return
-        deep = priority * self.sleep_below if self.sleep_below else 0.0
+        drowsy_below = priority * self.sleep_below if self.sleep_below else 0.0
         uni = self.table.unigram
         for tok in (left,) if left == right else (left, right):
             mine = sleeping.awake.get(tok)
             if mine:
-                never, low = self.rescore(list(mine), deep)
+                never, low = self.rescore(list(mine), drowsy_below)
                 self.forget(never)
                 if low:
                     under: dict[int, list[int]] = {}
