@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import pickle
+import re
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,8 @@ JOBS: tuple[tuple[str, str, Any, int, int], ...] = (
     ("npmi", "en13", {"name": "npmi", "min_count": 2}, VOCAB - 256, 4_096),
     ("seq_basic", "taylor_basic", "frequency", 10_000 - 256, 10_000 - 256),
     ("seq_regex", "taylor_regex", "frequency", 10_000 - 256, 10_000 - 256),
+    # the whole job: bpeds.train on the file (read, split, count, merge), one process
+    ("whole_job", "en13_file", "frequency", VOCAB, VOCAB),
 )
 
 CHILD = r"""
@@ -67,6 +70,15 @@ else:
 user = types.ModuleType("ab_user")
 user.length_weighted = scoring.score_function(scoring.Dependency.PAIR, **declared)(length_weighted)
 sys.modules["ab_user"] = user
+if spec["input"].endswith(".txt"):
+    import bpeds
+    from pathlib import Path
+    t0 = time.process_time()
+    tok = bpeds.train(Path(spec["input"]), spec["merges"], pattern="gpt2", workers=1)
+    cpu = time.process_time() - t0
+    h = hashlib.sha256(repr(tok.merges).encode())
+    print(json.dumps({"cpu": cpu, "digest": h.hexdigest()[:16], "merges": len(tok.merges)}))
+    sys.exit(0)
 with open(spec["input"], "rb") as f:
     kind, items = pickle.load(f)
 gc.collect()
@@ -95,7 +107,7 @@ def prepare() -> dict[str, Path]:
         for name in ("en13", "en13g4", "taylor_basic", "taylor_regex")
     }
     if all(p.exists() for p in out.values()):
-        return out
+        return {**out, "en13_file": CORPORA / "en13.txt"}
     sys.path.insert(0, str(ROOT))
     from collections import Counter
 
@@ -120,7 +132,7 @@ def prepare() -> dict[str, Path]:
     gpt4 = [p if isinstance(p, bytes) else p.encode("utf-8") for p in split(taylor, "gpt4")]
     with open(out["taylor_regex"], "wb") as f:
         pickle.dump(("sequence", gpt4), f)
-    return out
+    return {**out, "en13_file": CORPORA / "en13.txt"}
 
 
 def export(rev: str, dest: Path) -> Path:
@@ -131,18 +143,27 @@ def export(rev: str, dest: Path) -> Path:
     return dest
 
 
-def child(tree: Path, spec: dict[str, Any]) -> dict[str, Any]:
+def child(tree: Path, spec: dict[str, Any], instructions: bool = False) -> dict[str, Any]:
+    """Run one job in a fresh process; with ``instructions``, under callgrind, whose
+    instruction count (the run's minus the same child's with no merges) replaces the
+    CPU seconds: the same for the same code and input, whatever the machine's load."""
     env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
-    res = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(spec)],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=tempfile.gettempdir(),
-    )
+    cmd = [sys.executable, "-c", CHILD, json.dumps(spec)]
+    if instructions:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if res.returncode:
         raise SystemExit(f"child failed ({tree}):\n{res.stderr}")
-    return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    if instructions:
+        found = re.search(r"Collected : (\d+)", res.stderr)
+        if found is None:
+            raise SystemExit(f"no instruction count from callgrind:\n{res.stderr}")
+        ir = int(found.group(1)) / 1e9
+        if spec["merges"]:
+            ir -= child(tree, {**spec, "merges": 0}, True)["cpu"]
+        out["cpu"] = ir
+    return out
 
 
 def main() -> None:
@@ -151,6 +172,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--full", action="store_true", help="every score to the full vocabulary")
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under callgrind (billions) instead of CPU seconds",
+    )
+    ap.add_argument("--merges", type=int, help="every job's merges (overrides the table)")
     args = ap.parse_args()
     inputs = prepare()
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,7 +187,11 @@ def main() -> None:
             f"base {args.base}, new: the working tree; {args.repeat} alternating runs, "
             f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
         )
-        print(f"{'job':<16} {'merges':>7} {'base s':>8} {'new s':>8} {'new/base':>9}  spread")
+        unit = "Gi" if args.instructions else "s"
+        print(
+            f"{'job':<16} {'merges':>7} {'base ' + unit:>8} {'new ' + unit:>8} {'new/base':>9}"
+            "  spread"
+        )
         for name, inp, score, full, quick in JOBS:
             if args.only and name not in args.only:
                 continue
@@ -175,7 +206,7 @@ def main() -> None:
             digests = set()
             for i in range(args.repeat):
                 order = ("base", "new") if i % 2 == 0 else ("new", "base")
-                got = {t: child(trees[t], spec) for t in order}
+                got = {t: child(trees[t], spec, args.instructions) for t in order}
                 for t, r in got.items():
                     times[t].append(r["cpu"])
                     digests.add(r["digest"])

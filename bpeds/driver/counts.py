@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from bpeds.corpus import Initial, MergeDeltas
 from bpeds.errors import InvariantError
 from bpeds.scoring.base import Totals
@@ -12,15 +10,19 @@ from bpeds.vocab import PAIR_MASK, PAIR_SHIFT
 __all__ = ["Changes", "CountTable"]
 
 
-class Changes(NamedTuple):
+class Changes:
     """What one merge (or split) did to the pair counts: the pairs that rose, with
     their new counts (``born``: new pairs, and old ones whose count went up); the
     pairs whose count fell and stayed above zero (``fell``); those that reached zero
-    (``died``). ``fell`` and ``died`` are filled only when the table watches falls."""
+    (``died``). ``fell`` and ``died`` are filled only when the table watches falls.
+    (The table fills one object again at every merge: read it before the next.)"""
 
-    born: dict[int, int]
-    fell: list[int]
-    died: list[int]
+    __slots__ = ("born", "died", "fell")
+
+    def __init__(self) -> None:
+        self.born: dict[int, int] = {}
+        self.fell: list[int] = []
+        self.died: list[int] = []
 
 
 class CountTable:
@@ -55,6 +57,7 @@ class CountTable:
     """
 
     __slots__ = (
+        "changes",
         "group_bytes",
         "group_pairs",
         "group_tokens",
@@ -85,6 +88,8 @@ class CountTable:
         self.group_pairs = initial.group_pairs
         self.group_tokens = initial.group_tokens
         self.group_bytes = tuple(initial.group_tokens) if groups else ()
+        #: what the last merge or split changed (one object, filled again each time)
+        self.changes = Changes()
         self.totals = Totals(
             sum(initial.group_tokens),
             sum(self.pairs.values()),
@@ -126,7 +131,9 @@ class CountTable:
             else:  # pragma: no cover - would be a representation bug
                 pair = (pk >> PAIR_SHIFT, pk & PAIR_MASK)
                 raise InvariantError(f"pair count went negative: {pair}", c)
-        return Changes(born, fell, died)
+        changes = self.changes
+        changes.born, changes.fell, changes.died = born, fell, died
+        return changes
 
     def apply_merge(
         self, pair: int, left: int, right: int, new: int, deltas: MergeDeltas

@@ -185,6 +185,7 @@ class MergeDriver:
             state = self.state = RunState(self)
             table, select, rescoring = state.table, state.select, state.rescoring
             hooks = state.variant
+            counted = state.plan.is_count
             limit = self.num_merges if hooks is None else self.max_merges
             done = 0
             while done < limit:
@@ -210,7 +211,8 @@ class MergeDriver:
                 changes = table.apply_merge(pair, left, right, new, deltas)
                 # 5. re-score what can have risen
                 rescoring.after_merge(pair, left, right, changes, deltas, remade, priority)
-                record = MergeRecord((left, right), new, count, state.score_of(count, priority))
+                score = count if counted else state.score_of(count, priority)
+                record = MergeRecord((left, right), new, count, score)
                 self.events.append(Event("merge", new, (left, right), done))
                 self.records.append(record)
                 done += 1

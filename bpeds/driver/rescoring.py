@@ -71,16 +71,19 @@ class Rescoring:
     ``sleeping``: each token's pairs, for scores whose unigram falls raise them
     (None otherwise); ``sleep_below``: a pair scoring below this fraction of the
     last merge's score falls asleep (0: none does; needs a rise bound).
-    ``drop_dead``: forget pairs that died from a ``Multiset`` at once.
+    ``drop_dead``: forget pairs that died from a ``Multiset`` at once. The score's
+    ``begin_step`` is called before each re-scoring when the score defines one.
     """
 
     __slots__ = (
         "before",
+        "begin_step",
         "drop_dead",
         "plan",
         "pricing",
         "score",
         "select",
+        "settles",
         "sleep_below",
         "sleeping",
         "stats",
@@ -111,6 +114,10 @@ class Rescoring:
         self.drop_dead = drop_dead
         #: the totals before the last merge
         self.before = table.totals
+        #: the score's per-step hook (None when it keeps no per-step state)
+        self.begin_step = score.begin_step if _defines_begin_step(score) else None
+        #: is there bookkeeping before re-scoring (see :meth:`settle`) on every merge?
+        self.settles = drop_dead or plan.dynamic or self.begin_step is not None
 
     def start(self) -> None:
         """Index the first pairs (before the first merge)."""
@@ -130,7 +137,8 @@ class Rescoring:
     ) -> None:
         """Settle the merge of ``pair`` (``left``, ``right``) and store a new bound
         for every pair whose score can have risen."""
-        self.settle(pair, changes, deltas, remade)
+        if remade or self.settles:
+            self.settle(pair, changes, deltas, remade)
         self.rescore_after(left, right, changes, deltas, priority)
 
     def settle(self, pair: int, changes: Changes, deltas: MergeDeltas, remade: bool) -> None:
@@ -147,7 +155,8 @@ class Rescoring:
                 discard(pk)
         if deltas.first_positions:
             positions.update(deltas.first_positions)
-        self.score.begin_step(self.stats)
+        if self.begin_step is not None:
+            self.begin_step(self.stats)
 
     def rescore_after(
         self, left: int, right: int, changes: Changes, deltas: MergeDeltas, priority: Any
@@ -165,7 +174,12 @@ class Rescoring:
         if discard is not None:
             for pk in changes.died:
                 discard(pk)
-        self.score.begin_step(self.stats)
+        if self.begin_step is not None:
+            self.begin_step(self.stats)
+        self.rescore_split(changes)
+
+    def rescore_split(self, changes: Changes) -> None:
+        """Store new bounds after a split (every pair, but for :class:`PushNewPairs`)."""
         if self.sleeping is not None:
             self.sleeping.wake_all()
             self.sleeping.add(pk for pk, c in changes.born.items() if c >= self.plan.min_count)
@@ -328,20 +342,30 @@ class PushNewPairs(Rescoring):
 
     __slots__ = ()
 
+    def after_merge(
+        self,
+        pair: int,
+        left: int,
+        right: int,
+        changes: Changes,
+        deltas: MergeDeltas,
+        remade: bool,
+        priority: Any,
+    ) -> None:
+        # (the base's two steps in one call: this is every merge of frequency)
+        if remade or self.settles:
+            self.settle(pair, changes, deltas, remade)
+        if self.plan.counted and not self.plan.dynamic:  # (the bounds are the counts)
+            self.select.extend(changes.born.items())
+        else:
+            self.select.extend(self.pricing.bounds(changes.born))
+
     def rescore_after(
         self, left: int, right: int, changes: Changes, deltas: MergeDeltas, priority: Any
     ) -> None:
         self.select.extend(self.pricing.bounds(changes.born))
 
-    def after_split(self, changes: Changes) -> None:
-        positions = self.pricing.positions
-        for pk in changes.born:
-            positions.pop(pk, None)
-        discard = self.select.discard if self.drop_dead else None
-        if discard is not None:
-            for pk in changes.died:
-                discard(pk)
-        self.score.begin_step(self.stats)
+    def rescore_split(self, changes: Changes) -> None:
         self.select.extend(self.pricing.bounds(changes.born))
 
 
@@ -455,6 +479,11 @@ class RescoreInViews(RescoreTouched):
         select.move_to(self.table.totals)
         for _ in select.each_view():
             self.rescore(pairs)
+
+
+def _defines_begin_step(score: Score) -> bool:
+    """Does the score keep per-step state (define ``begin_step``)?"""
+    return type(score).begin_step is not Score.begin_step
 
 
 def _above(priority: Any, cover: float) -> bool:

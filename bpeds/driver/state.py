@@ -202,6 +202,8 @@ class RunState:
     def make_token(self, left: int, right: int) -> tuple[int, bool]:
         """The id the merge of ``(left, right)`` makes, and whether it is made again
         (see :func:`bpeds.variants.make_token`)."""
+        if self.made is None:
+            return self.vocab.add(left, right), False
         new, remade = make_token(self.vocab, left, right, self.made)
         if remade and self.variant is not None:
             self.variant.removed.discard(new)  # (made again, if it was removed)
