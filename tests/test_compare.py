@@ -570,3 +570,24 @@ def test_a_progress_bar_per_configuration(capsys: pytest.CaptureFixture[str]) ->
     assert "first" in err
     assert "second" in err
     assert "14/14" in err  # each bar counts its merges
+
+
+def test_a_loop_variant_counts_in_processes_inside_its_own_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A configuration that reads its data itself (a loop variant) counts it in processes
+    of its own when the data is large, from inside the process it trains in."""
+    from bpeds.tokenizer import pieces
+
+    monkeypatch.setattr(pieces, "BATCH_CHARS", 2000)  # several batches: counting in processes
+    monkeypatch.setattr(pieces, "available_cores", lambda: 2)
+    from bpeds.comparison import runs
+
+    monkeypatch.setattr(runs, "available_cores", lambda: 4)
+    configs = {"f": {}, "picky": {"variant": "picky"}, "superbpe": {"variant": "superbpe"}}
+    units = [TRAIN[i : i + 1500] for i in range(0, 12000, 1500)]
+    kw: dict[str, Any] = {"train": units, "heldout": HELDOUT[:2000], "vocab_size": 300}
+    there = compare(configs, **kw, sizes=1, workers=2, processes=True)
+    assert there.errors == {}
+    here = compare(configs, **kw, sizes=1, processes=False)
+    assert here.tokenizers == there.tokenizers

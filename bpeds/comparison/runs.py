@@ -7,7 +7,9 @@ trains on those counts through ``bpeds.train(counts, ...)``: exactly what
 sequence representation, ``block_size``, ...) are handed to ``bpeds.train`` as
 they are and read the data themselves. Each configuration runs in a process of
 its own (``workers``) or one after the other here; a failure becomes its
-result's error and the others still finish.
+result's error and the others still finish. A configuration's own process may
+start processes itself (its counting does, on large data): it is an ordinary,
+non-daemonic process, ended by the comparison if the comparison stops first.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.counts import Counts
 from bpeds.tokenizer.io import Errors, InvalidTextError, check_errors
+from bpeds.tokenizer.pieces import available_cores
 from bpeds.tokenizer.progress import NullProgress, Progress, TqdmProgress, resolve_progress
 from bpeds.tokenizer.training import train
 
@@ -107,6 +110,7 @@ class Job:
     undertrained_below: int
     errors: Errors
     bar: bool
+    workers: int | None = None  # processes its own counting may use (None: train's default)
 
 
 @dataclass
@@ -151,7 +155,7 @@ def run(job: Job, isolated: bool) -> Result:
                 if job.counts is None:
                     kw.setdefault("errors", job.errors)
                 data = job.data if job.counts is None else job.counts
-                tok = train(data, size, **kw, progress=progress)
+                tok = train(data, size, **kw, workers=job.workers, progress=progress)
                 res.cpu_s = time.process_time() - started
                 peak = _peak_rss_mb() if isolated else None
                 if peak is not None and base is not None:
@@ -196,7 +200,10 @@ def run_in_processes(jobs: Sequence[Job], workers: int) -> list[Result]:
     Processes are forked where the platform can (no ``if __name__ == "__main__"``
     guard needed, and a child starts from the parent's memory, which
     :func:`run` subtracts from its peak); elsewhere the platform's default
-    start method is used. A process that dies gives its job an error result.
+    start method is used. They are not daemonic, so a configuration that reads
+    its data itself (a loop variant) can count it in processes of its own; the
+    ones still running when this returns early (an exception, Ctrl-C) are
+    terminated. A process that dies gives its job an error result.
     """
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -208,7 +215,7 @@ def run_in_processes(jobs: Sequence[Job], workers: int) -> list[Result]:
             while pending and len(running) < workers:
                 i, job = pending.pop(0)
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(job, send), daemon=True)
+                proc = ctx.Process(target=_child, args=(job, send), daemon=False)
                 proc.start()
                 send.close()
                 running[recv] = (i, proc)
@@ -344,6 +351,11 @@ def compare(
         )
         for i, (c, (counts, tys)) in enumerate(zip(cfgs, per_config, strict=True))
     ]
+    if isolate:
+        # The configurations that run at once share the cores for their own counting.
+        share = max(1, available_cores() // max(1, min(workers, len(jobs))))
+        for j in jobs:
+            j.workers = share
     results = run_in_processes(jobs, workers) if isolate else [run(j, False) for j in jobs]
 
     rows: list[dict[str, Any]] = []
