@@ -591,3 +591,40 @@ def test_a_loop_variant_counts_in_processes_inside_its_own_process(
     assert there.errors == {}
     here = compare(configs, **kw, sizes=1, processes=False)
     assert here.tokenizers == there.tokenizers
+
+
+def test_every_metric_is_over_the_tokens_a_variant_with_removals_can_emit() -> None:
+    """Picky removes tokens: each metric, recomputed here by brute force (encoding the
+    held-out text whole, over the ids the tokenizer can emit), equals the row's."""
+    from bpeds.comparison.metrics import METRICS
+
+    text, held = TRAIN[:20000], HELDOUT[:6000]
+    tok = train(text, 420, variant={"name": "picky", "threshold": 0.5}, workers=1)
+    emitted = [t for t in tok.token_ids() if t >= 256]
+    gone = set(range(256, 256 + tok.num_merges)) - set(emitted)
+    assert len(gone) >= 5, "the run must remove tokens for this test to mean anything"
+    c = compare({"picky": tok}, train=text, heldout=held, sizes=1)
+    row = c.row("picky")
+    ids_ = tok.encode_ordinary(held)
+    assert not gone & set(ids_)
+    made = Counter(tok.encode_ordinary(text))
+    counts = Counter(ids_)
+    depth = dict(enumerate(merge_depths(tok.merges), 256))
+    lengths = [len(tok.token_bytes(t)) for t in emitted]
+    expect = {
+        "bytes_per_token": len(held.encode()) / len(ids_),
+        "chars_per_token": len(held) / len(ids_),
+        "tokens_per_word": len(ids_) / len(held.split()),
+        "renyi_efficiency": renyi_efficiency(counts.values(), tok.vocab_size, 2.5),
+        "shannon_efficiency": shannon_efficiency(counts.values(), tok.vocab_size),
+        "unused_merges": sum(1 for t in emitted if not counts[t]) / len(emitted),
+        "undertrained": sum(1 for t in emitted if not made[t]),
+        "mean_token_bytes": sum(lengths) / len(lengths),
+        "max_token_bytes": max(lengths),
+        "mean_merge_depth": sum(depth[t] for t in emitted) / len(emitted),
+    }
+    assert set(expect) == set(METRICS) - {"train_cpu_s", "peak_rss_mb"}
+    for name, value in expect.items():
+        assert row[name] == pytest.approx(value, rel=1e-12), name
+    assert row["vocab_size"] == tok.vocab_size == 256 + len(emitted)
+    assert c.token_lengths["picky"] == Counter(lengths)

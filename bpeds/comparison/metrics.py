@@ -28,6 +28,7 @@ from bpeds.tokenizer.trainer import merges_for
 __all__ = [
     "METRICS",
     "HeldOut",
+    "emitted_merges",
     "evaluate",
     "jaccard",
     "merge_depths",
@@ -249,6 +250,13 @@ def _truncatable(tok: Tokenizer) -> bool:
     return "variant" not in tok.options
 
 
+def emitted_merges(tok: Tokenizer) -> list[int]:
+    """The merged tokens ``tok`` can emit, ascending: ids ``256 ..`` less those a loop
+    variant removed or hid. Every metric over "the merged tokens" reads these. O(vocab)."""
+    top = BYTE_TOKENS + tok.num_merges
+    return [t for t in tok.token_ids() if BYTE_TOKENS <= t < top]
+
+
 def evaluate(
     label: str,
     tok: Tokenizer,
@@ -259,14 +267,19 @@ def evaluate(
     train_types: Mapping[str, int] | None,
     undertrained_below: int,
 ) -> list[dict[str, Any]]:
-    """One row per vocabulary size of ``tok``'s measurements on ``heldout``."""
+    """One row per vocabulary size of ``tok``'s measurements on ``heldout``.
+
+    Every metric is over the vocabulary ``tok`` can emit (:func:`emitted_merges`): a
+    loop variant's removed and hidden tokens keep their ids but are never produced, so
+    they count neither in ``|V|`` nor among the merged tokens.
+    """
     merges = tok.merges
     extra = len(tok.special_tokens)
     plain = _truncatable(tok)
     ks = sizes_for(len(merges), sizes, extra) if plain else [len(merges)]
     rows: list[dict[str, Any]] = []
     all_depths = merge_depths(merges)
-    lengths = [len(tok.token_bytes(BYTE_TOKENS + i)) for i in range(len(merges))]
+    emitted = emitted_merges(tok)
     total_bytes, total_chars, total_words = (
         sum(heldout.nbytes),
         sum(heldout.nchars),
@@ -274,6 +287,7 @@ def evaluate(
     )
     for k in ks:
         full = k == len(merges)
+        merged = emitted if not plain else list(range(BYTE_TOKENS, BYTE_TOKENS + k))
         if plain:
             ranks = Tokenizer(merges[:k], pattern=tok.pattern).mergeable_ranks()
             per_group = [_encode_counts(ranks, p) for p in heldout.pieces]
@@ -283,9 +297,7 @@ def evaluate(
         for g in per_group:
             counts.update(g)
         ntokens = sum(counts.values())
-        produced_merges = sum(1 for t in counts if BYTE_TOKENS <= t < BYTE_TOKENS + k)
-        # (a loop variant's tokenizer emits fewer tokens than its ids: removed and hidden
-        # ones keep their ids)
+        n = len(merged)
         vocab = BYTE_TOKENS + k if plain else tok.vocab_size - extra
         row: dict[str, Any] = {"config": label, "vocab_size": vocab + extra, "merges": k}
         row["bytes_per_token"] = total_bytes / ntokens if ntokens else None
@@ -295,19 +307,19 @@ def evaluate(
             renyi_efficiency(counts.values(), vocab, alpha) if ntokens else None
         )
         row["shannon_efficiency"] = shannon_efficiency(counts.values(), vocab) if ntokens else None
-        row["unused_merges"] = (k - produced_merges) / k if k else None
+        row["unused_merges"] = sum(1 for t in merged if not counts[t]) / n if n else None
         row["undertrained"] = None
         if full and train_types is not None:
             if plain:
                 made = _encode_counts(tok.mergeable_ranks(), train_types)
             else:
                 made = _encode_counts_with(tok, train_types)
-            row["undertrained"] = sum(
-                1 for t in range(BYTE_TOKENS, BYTE_TOKENS + k) if made[t] < undertrained_below
-            )
-        row["mean_token_bytes"] = sum(lengths[:k]) / k if k else None
-        row["max_token_bytes"] = max(lengths[:k]) if k else None
-        row["mean_merge_depth"] = sum(all_depths[:k]) / k if k else None
+            row["undertrained"] = sum(1 for t in merged if made[t] < undertrained_below)
+        lengths = [len(tok.token_bytes(t)) for t in merged]
+        row["mean_token_bytes"] = sum(lengths) / n if n else None
+        row["max_token_bytes"] = max(lengths) if n else None
+        depths = [all_depths[t - BYTE_TOKENS] for t in merged]
+        row["mean_merge_depth"] = sum(depths) / n if n else None
         if heldout.grouped:
             ref = heldout.names.index(reference) if reference is not None else 0
             ref_tokens = sum(per_group[ref].values())

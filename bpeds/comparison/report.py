@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bpeds.comparison.metrics import METRICS, jaccard, spearman
+from bpeds.comparison.metrics import METRICS, emitted_merges, jaccard, spearman
 from bpeds.comparison.plots import FIGURES, figures
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.files import check_targets, write_files
@@ -71,18 +71,21 @@ class Comparison:
         self.alpha = alpha
         self.counting_s = counting_s
         done = {k: t for k, t in tokenizers.items() if t is not None}
-        sets = {
-            k: {t.token_bytes(BYTE_TOKENS + i) for i in range(t.num_merges)}
-            for k, t in done.items()
-        }
+        # Over the merged tokens each can emit (a loop variant's removed and hidden ones
+        # are never produced), in merge order.
+        merged = {k: emitted_merges(t) for k, t in done.items()}
+        sets = {k: {t.token_bytes(i) for i in merged[k]} for k, t in done.items()}
         pairs = {
-            k: [(t.token_bytes(a), t.token_bytes(b)) for a, b in t.merges] for k, t in done.items()
+            k: [
+                (t.token_bytes(a), t.token_bytes(b))
+                for a, b in (t.merges[i - BYTE_TOKENS] for i in merged[k])
+            ]
+            for k, t in done.items()
         }
         self.overlap = {a: {b: jaccard(sets[a], sets[b]) for b in done} for a in done}
         self.agreement = {a: {b: spearman(pairs[a], pairs[b]) for b in done} for a in done}
         self.token_lengths = {
-            k: Counter(len(t.token_bytes(BYTE_TOKENS + i)) for i in range(t.num_merges))
-            for k, t in done.items()
+            k: Counter(len(t.token_bytes(i)) for i in merged[k]) for k, t in done.items()
         }
 
     @property

@@ -326,6 +326,49 @@ class Tokenizer:
         except UnicodeDecodeError:
             return None
 
+    def token_ids(self) -> list[int]:
+        """Every id encoding can emit, ascending: the 256 bytes, the merged tokens a loop
+        variant did not remove or hide, the special tokens. ``len(token_ids()) ==
+        vocab_size``.
+
+        >>> Tokenizer([(97, 98)], special_tokens={"<s>": 300}).token_ids()[-3:]
+        [255, 256, 300]
+
+        O(vocab size).
+        """
+        gone = self._gone | self._hidden
+        top = BYTE_TOKENS + len(self._merges)
+        ids = [t for t in range(top) if t not in gone] if gone else list(range(top))
+        return ids + sorted(self._special.values())
+
+    def get_vocab(self) -> dict[str, int]:
+        """The vocabulary as Hugging Face's ``Tokenizer.get_vocab()`` shows a byte-level
+        BPE: ``{token string: id}`` over :meth:`token_ids`, each byte shown as GPT-2's
+        printable stand-in (a space is ``Ġ``, a newline ``Ċ``), a special token as its text.
+
+        >>> vocab = Tokenizer([(32, 116)], special_tokens={"<s>": 257}).get_vocab()
+        >>> vocab["Ġt"], vocab["a"], vocab["<s>"], len(vocab)
+        (256, 97, 257, 258)
+
+        The strings are those of a ``tokenizer.json`` written by
+        :func:`bpeds.tokenizer.formats.save_hf`. Two ids with the same bytes (made again by
+        a loop variant) keep the lowest. For the raw bytes use :meth:`id_to_token` (id ->
+        bytes), :meth:`token_to_id` (bytes or text -> id) or :meth:`mergeable_ranks`.
+        O(total token bytes).
+        """
+        from bpeds.scoring.ties import gpt2_byte_to_unicode
+
+        chars = gpt2_byte_to_unicode()
+        table = "".join(chars[b] for b in range(BYTE_TOKENS))
+        special = {i: text for text, i in self._special.items()}
+        out: dict[str, int] = {}
+        for t in self.token_ids():
+            text = special.get(t)
+            if text is None:
+                text = "".join(table[b] for b in self._vocab.token_bytes(t))
+            out.setdefault(text, t)
+        return out
+
     def mergeable_ranks(self) -> dict[bytes, int]:
         """``{token bytes: id}`` over byte and merge tokens, the lowest id for repeated bytes.
 
@@ -462,6 +505,17 @@ class Tokenizer:
         position; a non-int raises ``TypeError``. O(output bytes).
         """
         return self._enc().decode_bytes(ids)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
+        """``[decode(ids, errors) for ids in batch]`` (tiktoken's and Hugging Face's name).
+
+        >>> tok = Tokenizer(pattern="gpt2")
+        >>> tok.decode_batch(tok.encode_batch(["one", "two"]))
+        ['one', 'two']
+
+        Errors as :meth:`decode`. O(output bytes).
+        """
+        return [self.decode(ids, errors) for ids in batch]
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode ids to text: ``decode_bytes(ids).decode("utf-8", errors)``.
