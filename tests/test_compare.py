@@ -452,22 +452,18 @@ def test_report_writes_everything_atomically_and_never_overwrites(
     out = tmp_path / "out"
     written = small.report(out)
     names = sorted(p.name for p in written)
+    figures = ["compression", "renyi", "token_lengths", "premium", "overlap"]
     assert names == sorted(
-        [
-            "report.md",
-            "results.csv",
-            "compression.png",
-            "renyi.png",
-            "token_lengths.png",
-            "premium.png",
-            "overlap.png",
-        ]
+        ["report.md", "results.csv", *(f"{f}.{ext}" for f in figures for ext in ("svg", "png"))]
     )
     for p in written:
         if p.suffix == ".png":
             assert p.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        if p.suffix == ".svg":
+            assert b"<svg" in p.read_bytes()[:1000]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "![Rényi efficiency against vocabulary size](renyi.png)" in report
+    assert "[renyi.svg](renyi.svg)" in report
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     (out / "results.csv").write_text("mine", encoding="utf-8")
     with pytest.raises(FileExistsError):
@@ -491,15 +487,16 @@ def test_plots_without_matplotlib_say_what_to_install(
 
 def test_sizes_by_halving() -> None:
     assert bpeds.comparison.metrics.sizes_for(32512, 8, 0) == [
-        254,
-        508,
-        1016,
-        2032,
-        4064,
-        8128,
-        16256,
+        256,
+        768,
+        1792,
+        3840,
+        7936,
+        16128,
         32512,
     ]
+    # round vocabulary sizes with special tokens counted in them
+    assert bpeds.comparison.metrics.sizes_for(32510, 3, 2) == [8192 - 258, 16384 - 258, 32510]
     assert bpeds.comparison.metrics.sizes_for(5, 8, 0) == [
         1,
         2,
@@ -628,3 +625,72 @@ def test_every_metric_is_over_the_tokens_a_variant_with_removals_can_emit() -> N
         assert row[name] == pytest.approx(value, rel=1e-12), name
     assert row["vocab_size"] == tok.vocab_size == 256 + len(emitted)
     assert c.token_lengths["picky"] == Counter(lengths)
+
+
+def test_figures_are_print_ready_and_the_same_bytes_every_time(
+    small: Comparison, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300-dpi PNGs, SVGs without a date (two drawings give the same bytes), and a
+    marker and line style of its own for each configuration."""
+    import struct
+
+    from matplotlib.axes import Axes
+
+    from bpeds.comparison.plots import figures
+
+    first, second = figures(small), figures(small)
+    assert first["renyi.svg"] == second["renyi.svg"]
+    png = first["compression.png"]
+    at = png.index(b"pHYs")
+    per_metre = struct.unpack(">I", png[at + 4 : at + 8])[0]
+    assert round(per_metre * 0.0254) == 300
+    assert struct.unpack(">I", png[16:20])[0] >= 7 * 300 - 10  # 7 inches wide at 300 dpi
+
+    styles: list[tuple[object, object]] = []
+    real = Axes.plot
+
+    def plot(self: Axes, *args: Any, **kwargs: Any) -> Any:
+        styles.append((kwargs.get("marker"), kwargs.get("linestyle")))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", plot)
+    figures(small)
+    per_figure = len(small.labels)
+    for at in range(0, len(styles), per_figure):
+        drawn = styles[at : at + per_figure]
+        assert len({m for m, _ in drawn}) == per_figure
+        assert len({ls for _, ls in drawn}) == per_figure
+
+
+def test_the_report_records_its_provenance(tmp_path: Path) -> None:
+    """The data files with their SHA-256, in-memory text summed up, bpeds's version, the
+    date, the machine, and each configuration's arguments."""
+    import hashlib
+
+    train_file = tmp_path / "train.txt"
+    train_file.write_text(TRAIN[:6000], encoding="utf-8")
+    c = compare(
+        {"f": {"score": "frequency"}},
+        train=[train_file],
+        heldout=HELDOUT[:1000],
+        vocab_size=280,
+        sizes=1,
+    )
+    c.report(tmp_path / "out", plots=False)
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    digest = hashlib.sha256(train_file.read_bytes()).hexdigest()
+    size = train_file.stat().st_size
+    assert f"`{train_file}`, {size:,} bytes, SHA-256 `{digest}`" in md
+    held = hashlib.sha256(HELDOUT[:1000].encode() + b"\0").hexdigest()
+    assert f"1 strings in memory, 1,000 characters, SHA-256 `{held}`" in md
+    assert "- Date (UTC): 20" in md
+    assert "bpeds 0.1.0, Python" in md
+    assert "cores available" in md
+    assert '- `f`: `{"score": "frequency", "vocab_size": 280}`' in md
+
+
+def test_a_given_model_is_labelled_by_how_it_was_trained() -> None:
+    picky = train(TRAIN[:5000], 280, variant="picky", workers=1)
+    plain = Tokenizer(pattern=None)
+    c = compare([picky, plain], train=TRAIN[:5000], heldout=HELDOUT[:1000], sizes=1)
+    assert c.labels == ["tokenizer 1 (picky, frequency)", "tokenizer 2"]

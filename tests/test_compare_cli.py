@@ -109,8 +109,8 @@ def test_compare_writes_the_report(
         ("score=pmi(min_count=2)", "300"),
         ("left", "270"),
         ("left", "290"),
-        ("tokenizer 3 (frequency)", "270"),
-        ("tokenizer 3 (frequency)", "280"),
+        ("m.json (frequency)", "270"),
+        ("m.json (frequency)", "280"),
     ]
     assert all(float(r["premium[de]"]) == 1.0 for r in rows)
     # The tokenizer of "left" is the one bpeds train gives for the same files and options.
@@ -165,8 +165,12 @@ def test_bad_configurations_are_listed_together(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--heldout", "H", "--config", "tie=hf"], "--train"),
-        (["--train", "T", "--config", "tie=hf"], "held-out"),
+        (["--heldout", "H", "--config", "tie=hf"], "give the training files: --train FILE"),
+        (["--train", "T", "--config", "tie=hf"], "give the held-out files: --heldout FILE"),
+        (
+            ["--train", "T", "--train-group", "a=T", "--heldout", "H", "--config", "tie=hf"],
+            "with --train or with --train-group, not both",
+        ),
         (["--train", "T", "--heldout", "H"], "at least one --config"),
         (["--train", "T", "--heldout", "H", "--config", "x=1"], "'x' is not an argument"),
         (["--train", "T", "--heldout", "H", "--config", "tie=hf", "--sizes", "a"], "--sizes"),
@@ -270,4 +274,4 @@ def test_a_tokenizer_file_alone(
         str(tmp_path / "o"),
     )
     assert code == EXIT_OK, err
-    assert "| tokenizer 1 | 258 |" in stdout
+    assert "| m.json | 258 |" in stdout

@@ -87,18 +87,38 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bpeds compare``: train and measure the configurations, write the report;
     the exit status."""
     from bpeds.comparison import ConfigError, compare
-    from bpeds.comparison.plots import FIGURES
+    from bpeds.comparison.configs import label_of, model_label
+    from bpeds.comparison.plots import FIGURES, figure_files
 
-    configs: list[Any] = [_config_spec(v) for v in args.config or []]
-    for path in args.model or []:
+    configs: dict[str, Any] = {}
+    for value in args.config or []:
+        spec = _config_spec(value)
+        label = spec.get("label")
+        label = label if isinstance(label, str) else label_of(spec)
+        if label in configs:
+            raise UsageError(f"two configurations are labelled {label!r}: add label=NAME to one")
+        configs[label] = spec
+    for i, path in enumerate(args.model or []):
         input_path(path)
-        configs.append(load_model(path))
+        model = load_model(path)
+        # Labelled by its file and by what it records of its training.
+        label = f"{Path(path).name}{model_label(i, model).removeprefix(f'tokenizer {i + 1}')}"
+        configs[label if label not in configs else f"{label} [{i + 1}]"] = model
     if not configs:
         raise UsageError("give at least one --config (or --model, a trained tokenizer)")
-    if bool(args.train) == bool(args.train_group):
-        raise UsageError("give the training files with --train or with --train-group, not both")
-    if bool(args.heldout) == bool(args.heldout_group):
-        raise UsageError("give the held-out files with --heldout or with --heldout-group")
+    for what, plain, by_group in (
+        ("training", args.train, args.train_group),
+        ("held-out", args.heldout, args.heldout_group),
+    ):
+        option = "--train" if what == "training" else "--heldout"
+        if plain and by_group:
+            raise UsageError(
+                f"give the {what} files with {option} or with {option}-group, not both"
+            )
+        if not plain and not by_group:
+            raise UsageError(
+                f"give the {what} files: {option} FILE... (or {option}-group NAME=FILE)"
+            )
 
     def files(items: list[str]) -> list[Path]:
         for item in items:
@@ -126,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"{directory} exists and is not a directory")
     names = ["report.md", "results.csv"]
     if not args.no_plots:
-        names += [n for n in FIGURES if n != "premium.png" or args.heldout_group]
+        names += figure_files([n for n in FIGURES if n != "premium" or args.heldout_group])
     if directory.is_dir():
         check_new([directory / n for n in names], args.force)
     started = time.perf_counter()

@@ -29,6 +29,8 @@ __all__ = [
     "ConfigError",
     "Reading",
     "check_configs",
+    "label_of",
+    "model_label",
     "parse_configs",
     "reading_of",
     "reusable",
@@ -81,7 +83,8 @@ class Config:
     tokenizer: Tokenizer | None = None
 
 
-def _label_of(kwargs: Mapping[str, Any]) -> str:
+def label_of(kwargs: Mapping[str, Any]) -> str:
+    """The label of a configuration named by its options: ``score=pmi(min_count=2)``."""
     parts = []
     for k, v in kwargs.items():
         if isinstance(v, Mapping):
@@ -89,6 +92,28 @@ def _label_of(kwargs: Mapping[str, Any]) -> str:
             v = f"{v.get('name', '?')}({inner})" if inner else v.get("name", "?")
         parts.append(f"{k}={v}")
     return ",".join(parts) or "defaults"
+
+
+def model_label(i: int, tok: Tokenizer) -> str:
+    """The label of the ``i``-th configuration when it is a trained tokenizer: its
+    position and what its options record of how it was trained (variant, score,
+    preset, base), ``"tokenizer 3 (picky, frequency)"``; ``"tokenizer 3"`` for one that
+    records nothing (imported from another format, say).
+
+    >>> model_label(2, Tokenizer(pattern=None))
+    'tokenizer 3'
+    """
+    opts = tok.options
+    parts: list[str] = []
+    for key in ("variant", "score"):
+        spec = opts.get(key)
+        if isinstance(spec, dict) and "name" in spec:
+            parts.append(str(spec["name"]))
+    if "preset" in opts:
+        parts.append(f"preset {opts['preset']}")
+    if "base" in opts:
+        parts.append("continued")
+    return f"tokenizer {i + 1}" + (f" ({', '.join(parts)})" if parts else "")
 
 
 def parse_configs(configs: object, vocab_size: int | None) -> list[Config]:
@@ -107,11 +132,7 @@ def parse_configs(configs: object, vocab_size: int | None) -> list[Config]:
     out: list[Config] = []
     for i, (label, item) in enumerate(items):
         if isinstance(item, Tokenizer):
-            name = item.options.get("score", {})
-            default = f"tokenizer {i + 1}"
-            if isinstance(name, dict) and "name" in name:
-                default += f" ({name['name']})"
-            out.append(Config(label or default, None, item))
+            out.append(Config(label or model_label(i, item), None, item))
             continue
         if not isinstance(item, Mapping):
             raise TypeError(
@@ -122,7 +143,7 @@ def parse_configs(configs: object, vocab_size: int | None) -> list[Config]:
         given = kwargs.pop("label", None)
         if given is not None and not isinstance(given, str):
             raise TypeError(f"configuration {i + 1}: label must be a str, got {given!r}")
-        name = label or given or _label_of(kwargs)
+        name = label or given or label_of(kwargs)
         if "vocab_size" not in kwargs:
             if vocab_size is None:
                 raise ValueError(

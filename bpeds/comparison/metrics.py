@@ -211,21 +211,30 @@ def read_heldout(
 def sizes_for(num_merges: int, sizes: int | Sequence[int], extra: int) -> list[int]:
     """Merge counts to evaluate at, ascending, always with the full count.
 
-    ``sizes`` an int ``n``: all the merges, half of them, a quarter, ... (``n`` counts,
-    fewer when they would round to no merge); else the vocabulary sizes given (``extra``
-    special tokens counted in them), those in range.
+    ``sizes`` an int ``n``: the full vocabulary and the ``n - 1`` largest powers of two
+    below it that hold a merge (powers of two from 512 on); a vocabulary of 512 tokens
+    or fewer is measured at half its merges, a quarter, ... instead. Else the
+    vocabulary sizes given (``extra`` special tokens counted in them), those in range.
 
-    >>> sizes_for(32512, 8, 0)
-    [254, 508, 1016, 2032, 4064, 8128, 16256, 32512]
+    >>> [256 + k for k in sizes_for(32512, 8, 0)]
+    [512, 1024, 2048, 4096, 8192, 16384, 32768]
+    >>> [256 + k for k in sizes_for(9744, 3, 0)]
+    [4096, 8192, 10000]
+    >>> sizes_for(44, 3, 0)
+    [11, 22, 44]
     >>> sizes_for(100, [300, 356, 5000], 0)
     [44, 100]
     """
     if isinstance(sizes, int):
-        ks = {round(num_merges / 2**i) for i in range(sizes)}
-        ks = {k for k in ks if k > 0}
+        full = BYTE_TOKENS + num_merges + extra
+        powers = [1 << j for j in range(full.bit_length()) if merges_for(1 << j, extra) > 0]
+        ks = {merges_for(s, extra) for s in powers if s < full}
+        ks = set(sorted(ks)[::-1][: sizes - 1])
+        if not ks:  # a vocabulary of 512 tokens or fewer: half the merges, a quarter, ...
+            ks = {round(num_merges / 2**i) for i in range(1, sizes)} - {0}
     else:
         ks = {merges_for(s, extra) for s in sizes}
-    return sorted(k for k in ks | {num_merges} if 0 <= k <= num_merges)
+    return sorted(k for k in ks | {num_merges} if 0 < k <= num_merges or k == num_merges)
 
 
 def _encode_counts(ranks: Mapping[bytes, int], pieces: Mapping[str, int]) -> Counter[int]:

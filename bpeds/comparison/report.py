@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bpeds.comparison.metrics import METRICS, emitted_merges, jaccard, spearman
-from bpeds.comparison.plots import FIGURES, figures
+from bpeds.comparison.plots import FIGURES, figure_files, figures
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.files import check_targets, write_files
 
@@ -49,6 +50,9 @@ class Comparison:
     ``(shared merges, Spearman's rho of their ranks)``. ``token_lengths``:
     label -> ``Counter`` of merged-token lengths in bytes. ``counting_s``:
     wall seconds spent counting the training and held-out text (once).
+    ``provenance``: the data files with their SHA-256, bpeds's version, the date and the
+    machine (:func:`bpeds.comparison.provenance.provenance`), and each configuration's
+    arguments; :meth:`report` writes it out.
     """
 
     def __init__(
@@ -61,6 +65,7 @@ class Comparison:
         reference: str | None,
         alpha: float,
         counting_s: float,
+        provenance: Mapping[str, Any] | None = None,
     ) -> None:
         self.rows = rows
         self.tokenizers = tokenizers
@@ -70,6 +75,7 @@ class Comparison:
         self.reference = reference
         self.alpha = alpha
         self.counting_s = counting_s
+        self.provenance = dict(provenance or {})
         done = {k: t for k, t in tokenizers.items() if t is not None}
         # Over the merged tokens each can emit (a loop variant's removed and hidden ones
         # are never produced), in merge order.
@@ -185,15 +191,15 @@ class Comparison:
         )
 
     def plot(self, directory: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
-        """Write the figures as PNG files in ``directory`` and return their paths.
+        """Write the figures in ``directory``, each as SVG and as a 300-dpi PNG, and return
+        their paths.
 
-        ``compression.png`` and ``renyi.png`` (bytes per token and Rényi
-        efficiency against vocabulary size, a line per configuration),
-        ``token_lengths.png`` (merged-token lengths), ``premium.png`` (per-group
-        premium, when the held-out text has groups) and ``overlap.png`` (the
-        Jaccard heat map, for two configurations or more). Needs matplotlib
-        (``pip install 'bpeds[compare]'``; ``ImportError`` saying so). Files are
-        written atomically; one that exists raises ``FileExistsError`` before
+        ``compression`` and ``renyi`` (bytes per token and Rényi efficiency against
+        vocabulary size, a line per configuration), ``token_lengths`` (merged-token
+        lengths), ``premium`` (per-group premium, when the held-out text has groups)
+        and ``overlap`` (the Jaccard heat map, for two configurations or more). Needs
+        matplotlib (``pip install 'bpeds[compare]'``; ``ImportError`` saying so). Files
+        are written atomically; one that exists raises ``FileExistsError`` before
         anything is written, unless ``overwrite``.
         """
         target = Path(directory)
@@ -203,21 +209,22 @@ class Comparison:
         )
 
     def figure_names(self) -> list[str]:
-        """The files :meth:`plot` writes for this comparison."""
+        """The files :meth:`plot` writes for this comparison (``NAME.svg``, ``NAME.png``)."""
         done = [k for k, t in self.tokenizers.items() if t is not None]
-        return [
+        names = [
             n
             for n in FIGURES
-            if (n != "premium.png" or self.groups) and (n != "overlap.png" or len(done) > 1)
+            if (n != "premium" or self.groups) and (n != "overlap" or len(done) > 1)
         ]
+        return figure_files(names)
 
     def report(
         self, directory: str | os.PathLike[str], *, plots: bool = True, overwrite: bool = False
     ) -> list[Path]:
-        """Write ``report.md`` (tables, the figures embedded), ``results.csv`` and the PNGs
-        to ``directory`` (made if missing); return the paths written. Without
-        ``overwrite`` an existing file raises ``FileExistsError`` before anything is
-        written."""
+        """Write ``report.md`` (tables, the figures embedded, the provenance),
+        ``results.csv`` and the figures (SVG and PNG) to ``directory`` (made if missing);
+        return the paths written. Without ``overwrite`` an existing file raises
+        ``FileExistsError`` before anything is written."""
         target = Path(directory)
         target.mkdir(parents=True, exist_ok=True)
         names = ["report.md", "results.csv", *(self.figure_names() if plots else [])]
@@ -230,25 +237,80 @@ class Comparison:
         )
         md += ["", self.to_markdown()]
         titles = {
-            "compression.png": "Compression against vocabulary size",
-            "renyi.png": "Rényi efficiency against vocabulary size",
-            "token_lengths.png": "Lengths of the merged tokens",
-            "premium.png": "Tokenization premium per group",
-            "overlap.png": "Vocabulary overlap",
+            "compression": "Compression against vocabulary size",
+            "renyi": "Rényi efficiency against vocabulary size",
+            "token_lengths": "Lengths of the merged tokens",
+            "premium": "Tokenization premium per group",
+            "overlap": "Vocabulary overlap",
         }
-        for name in drawn:
-            md += [f"## {titles.get(name, name)}", "", f"![{titles.get(name, name)}]({name})", ""]
+        for name in FIGURES:
+            if f"{name}.png" in drawn:
+                title = titles[name]
+                md += [f"## {title}", "", f"![{title}]({name}.png)", ""]
+                md += [f"Vector version: [{name}.svg]({name}.svg).", ""]
         md += ["## Every vocabulary size", "", self.to_markdown(all_sizes=True)]
         if any(self.notes.values()):
             md += ["## Warnings", ""]
             for label, ns in self.notes.items():
                 md += [f"- `{label}`: {n.strip()}" for n in ns]
+            md.append("")
+        md += _provenance_md(self.provenance, self.tokenizers)
         files = [
             (target / "report.md", "\n".join(md).encode("utf-8")),
             (target / "results.csv", self.to_csv().encode("utf-8")),
             *[(target / n, d) for n, d in drawn.items()],
         ]
         return write_files(files, overwrite=overwrite)
+
+
+def _provenance_md(
+    prov: Mapping[str, Any], tokenizers: Mapping[str, Tokenizer | None]
+) -> list[str]:
+    """The report's provenance section: data with checksums, configurations, software,
+    date and machine."""
+    md = ["## Provenance", ""]
+    if "date" in prov:
+        md.append(f"- Date (UTC): {prov['date']}")
+    m = prov.get("machine", {})
+    if m:
+        md.append(f"- bpeds {m.get('bpeds')}, Python {m.get('python')}, {m.get('platform')}")
+        md.append(
+            f"- Machine: {m.get('cpu')}, {m.get('cores_available')} cores available to the "
+            f"process ({m.get('cores')} in the machine)"
+        )
+    for part in ("train", "heldout"):
+        entries = prov.get(part)
+        if not entries:
+            continue
+        md += ["", f"{'Training' if part == 'train' else 'Held-out'} data:", ""]
+        for e in entries:
+            group = f"group `{e['group']}`: " if "group" in e else ""
+            if "file" in e:
+                md.append(f"- {group}`{e['file']}`, {e['bytes']:,} bytes, SHA-256 `{e['sha256']}`")
+            elif "strings" in e:
+                md.append(
+                    f"- {group}{e['strings']:,} strings in memory, {e['characters']:,} "
+                    f"characters, SHA-256 `{e['sha256']}` (UTF-8, each string ended by NUL)"
+                )
+            else:
+                md.append(f"- {group}{e['source']}")
+    configs = prov.get("configs", {})
+    if configs or tokenizers:
+        md += [
+            "",
+            "Configurations (`bpeds.train`'s arguments; a given model's recorded options):",
+            "",
+        ]
+        for label, tok in tokenizers.items():
+            given = configs.get(label)
+            shown = given if given is not None else (tok.options if tok is not None else {})
+            md.append(f"- `{label}`: `{_json(shown)}`")
+    md.append("")
+    return md
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False)
 
 
 def _table(cols: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:

@@ -34,6 +34,7 @@ from bpeds.comparison.configs import (
     reusable,
 )
 from bpeds.comparison.metrics import HeldOut, evaluate, read_heldout
+from bpeds.comparison.provenance import provenance
 from bpeds.comparison.report import Comparison
 from bpeds.errors import BpedsError
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
@@ -329,6 +330,8 @@ def compare(
     isolate = workers > 1 if processes is None else bool(processes)
     bar = isinstance(resolve_progress(progress), TqdmProgress)  # ImportError if asked, no tqdm
 
+    recorded = provenance(train, heldout)
+    recorded["configs"] = {c.label: c.kwargs for c in cfgs if c.kwargs is not None}
     started = time.perf_counter()
     per_config, heldouts = _count_once(cfgs, train, heldout, errors, workers)
     counting_s = time.perf_counter() - started
@@ -377,6 +380,7 @@ def compare(
         reference if reference is not None else (groups[0] if groups else None),
         float(alpha),
         counting_s,
+        recorded,
     )
 
 
