@@ -222,8 +222,9 @@ def test_train_data_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     )
     assert code == EXIT_OK
     assert err == (
-        "bpeds train: warning: training stopped after 12 of 44 merges: no pair is left that "
-        "occurs at least min_frequency=1 times\n"
+        "bpeds train: warning: training stopped after 12 of 44 merges, with 268 of the 300 "
+        "tokens asked for: no pair is left: every piece of the training data is now a single "
+        "token\n"
     )
     code, _, err = run(capsys, "train", str(tmp_path), "--vocab-size", "300", "-o", out + "2")
     assert code == EXIT_DATA

@@ -247,6 +247,7 @@ LAYERS: list[tuple[str, ...]] = [
         "bpeds.tokenizer.groups",
         "bpeds.tokenizer.continued",
         "bpeds.tokenizer.superbpe",
+        "bpeds.tokenizer.stops",
         "bpeds.tokenizer.trainer",
     ),
     ("bpeds.tokenizer.core",),  # the Tokenizer

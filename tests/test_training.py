@@ -574,3 +574,25 @@ def test_training_pauses_the_cyclic_gc_and_restores_it() -> None:
     with pytest.raises(KeyboardInterrupt):
         train("abab abab", 258, on_merge=stop)
     assert gc.isenabled()
+
+
+# -- early stops, in words -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["picky", "scaffold"])
+def test_a_loop_variant_that_stops_short_says_so(variant: str) -> None:
+    with pytest.warns(UserWarning, match="training stopped") as caught:
+        tok = train(TEXT[:20000], 32768, variant=variant, workers=1)
+    (w,) = [str(x.message) for x in caught if "training stopped" in str(x.message)]
+    assert f"with {tok.vocab_size} of the 32768 tokens asked for" in w
+    assert "removed or hidden by the variant" in w
+    assert "every piece of the training data is now a single token" in w
+
+
+def test_the_stop_warning_names_the_rule_that_stopped_the_run() -> None:
+    with pytest.warns(UserWarning, match=r"score 'pmi' merges only pairs seen at least "):
+        train(TEXT[:20000], 5000, score={"name": "pmi", "min_count": 50}, workers=1)
+    with pytest.warns(UserWarning, match=r"fewer than min_frequency=50"):
+        train(TEXT[:20000], 5000, min_frequency=50, workers=1)
+    with pytest.warns(UserWarning, match=r"max_token_length=3"):
+        train(TEXT[:20000], 5000, max_token_length=3, workers=1)

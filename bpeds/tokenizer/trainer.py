@@ -51,6 +51,7 @@ from bpeds.tokenizer.presets import PRESETS, PresetDefault, resolve_preset
 from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
 from bpeds.tokenizer.progress import Progress, resolve_progress
 from bpeds.tokenizer.special import check_special_ids, special_list, special_texts
+from bpeds.tokenizer.stops import EarlyStop
 from bpeds.tokenizer.superbpe import Stages
 from bpeds.tokenizer.trained import TrainedModel
 from bpeds.variants import Variant, get_variant
@@ -331,15 +332,10 @@ class _Run:
         if not (made_once and all(e.kind == "merge" for e in driver.events)):
             events = [["merge", BYTE_TOKENS + k, a, b] for k, (a, b) in enumerate(merges[:start])]
             events += [[e.kind, e.token, *e.parts] for e in driver.events]
-        if len(driver.records) < self.num_merges and self.variant is None:
-            empty = not driver.records and _is_empty(corpus)
-            warnings.warn(
-                f"training stopped after {len(driver.records)} of {self.num_merges} merges: no "
-                f"pair is left that occurs at least min_frequency={self.min_frequency} times"
-                + (" (the corpus is empty)" if empty else ""),
-                UserWarning,
-                stacklevel=_CALLER,
-            )
+        empty = not driver.records and _is_empty(corpus)
+        short = EarlyStop.of(driver, self.vocab_size, self.min_frequency, empty)
+        if short is not None:
+            warnings.warn(short.message(), UserWarning, stacklevel=_CALLER)
         if self.base is not None:
             ids = self.base.special_ids(len(merges), self.texts, _CALLER)
         elif self.given_ids is not None:
