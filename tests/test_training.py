@@ -499,17 +499,6 @@ def test_no_warning_when_all_merges_are_learned() -> None:
         train(TEXT[:3000], 300)
 
 
-def test_a_str_naming_a_file_is_text_but_warns(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "corpus.txt").write_text("lots of text " * 100, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    with pytest.warns(UserWarning, match=r"pass pathlib.Path\('corpus.txt'\)"):
-        tok = train("corpus.txt", 256 + 3, pattern=None)
-    assert all(tok.token_bytes(256 + k) in b"corpus.txt" for k in range(3))
-    assert tok.token_bytes(256) == b".t"  # the name's own pairs, smallest ids first
-
-
 def test_warnings_name_the_line_that_called_train(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -518,8 +507,7 @@ def test_warnings_name_the_line_that_called_train(
     monkeypatch.chdir(tmp_path)
     base = train("ab ab ab cd cd", 258, special_tokens=["<s>"])
     calls: list[Callable[[], object]] = [
-        lambda: train("corpus.txt", 300, pattern=None),  # a file's name as text; stops early
-        lambda: bpeds.count("corpus.txt"),
+        lambda: train(iter(["corpus.txt"]), 300, pattern=None),  # a name as text: stops early
         lambda: train({"a": "xx", "b": ""}, 260, score="group_frequency"),  # one group filled
         lambda: train("ab ab ab cd cd ef ef", 262, base=base),  # the base's <s> moves
         lambda: train(bpeds.count("x y"), 300),
@@ -596,3 +584,34 @@ def test_the_stop_warning_names_the_rule_that_stopped_the_run() -> None:
         train(TEXT[:20000], 5000, min_frequency=50, workers=1)
     with pytest.warns(UserWarning, match=r"max_token_length=3"):
         train(TEXT[:20000], 5000, max_token_length=3, workers=1)
+
+
+# -- file names given as text -------------------------------------------------------------
+
+
+def test_file_names_given_as_text_are_refused_everywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bpeds
+
+    monkeypatch.chdir(tmp_path)
+    Path("a.txt").write_text(TEXT[:3000], encoding="utf-8")
+    Path("b.txt").write_text(TEXT[3000:6000], encoding="utf-8")
+    for data in (["a.txt", "b.txt"], ("a.txt",), "a.txt", {"en": ["a.txt"], "de": "b.txt"}):
+        with pytest.raises(ValueError, match=r"naming (an )?existing file.*files=\[\.\.\.\]"):
+            train(data, 300)
+        with pytest.raises(ValueError, match="str naming"):
+            bpeds.count(data if not isinstance(data, dict) else data["en"])
+        with pytest.raises(ValueError, match="str naming"):
+            bpeds.compare([{}], train=data, heldout="some text", vocab_size=300)
+        with pytest.raises(ValueError, match="str naming"):
+            bpeds.compare([{}], train="some text", heldout=data, vocab_size=300)
+    # the ways to say what is meant
+    by_files = train(files=["a.txt", "b.txt"], vocab_size=300)
+    assert by_files == train([Path("a.txt"), Path("b.txt")], 300)
+    assert train(iter(["a.txt", "b.txt"]), 258).token_bytes(256) == b".t"  # text, as asked
+    assert train(["a.txt", "not a file"], 258).num_merges == 2  # not every item names a file
+    with pytest.raises(TypeError, match="not both"):
+        train("text", 300, files=["a.txt"])
+    with pytest.raises(TypeError, match="files="):
+        train(vocab_size=300)

@@ -51,7 +51,7 @@ def _config_spec(value: str) -> dict[str, Any]:
 
     if value.lstrip().startswith("{"):
         return json_object(value, "--config", '{"score": "pmi", "vocab_size": 4096}')
-    params = set(inspect.signature(train).parameters) - {"data"}
+    params = set(inspect.signature(train).parameters) - {"data", "files"}
     out: dict[str, Any] = {}
     plugin: str | None = None
     for item in value.split(","):

@@ -40,7 +40,7 @@ from bpeds.errors import BpedsError
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.counts import Counts
-from bpeds.tokenizer.io import Errors, InvalidTextError, check_errors
+from bpeds.tokenizer.io import Errors, InvalidTextError, check_errors, refuse_file_names
 from bpeds.tokenizer.pieces import available_cores
 from bpeds.tokenizer.progress import NullProgress, Progress, TqdmProgress, resolve_progress
 from bpeds.tokenizer.training import train
@@ -324,6 +324,9 @@ def compare(
             f"reference group {reference!r} is not a group of the held-out text "
             f"(groups: {', '.join(groups) or 'none: give heldout as a dict name -> text'})"
         )
+    for data in (train, heldout):
+        for part in data.values() if isinstance(data, Mapping) else [data]:
+            refuse_file_names(part)
     train, heldout = reusable(train), reusable(heldout)
     cfgs = parse_configs(configs, vocab_size)
     check_configs(cfgs, train)

@@ -33,7 +33,7 @@ from bpeds.tokenizer.io import (
     check_int,
     iter_segments,
     iter_units,
-    warn_if_path_like_text,
+    refuse_file_names,
 )
 from bpeds.tokenizer.pretokenize import resolve_pattern
 from bpeds.tokenizer.special import check_special_texts, special_list
@@ -212,7 +212,7 @@ def count(
             data, executors.count_partition, options, executor, executors.TREE_FANIN
         )
         return _at_least(got or plan.empty(), plan.min_count)
-    warn_if_path_like_text(data, 2)
+    refuse_file_names(data)
     if executors.is_dask_client(executor) and max_memory is None:
         from bpeds.tokenizer import _dask
 
@@ -267,7 +267,7 @@ def count_to_file(
     if plan.bag:
         raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
     check_targets([path], overwrite=overwrite)
-    warn_if_path_like_text(data, 2)
+    refuse_file_names(data)
     with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
         if resume_dir is None:
             plan.feed(sink)

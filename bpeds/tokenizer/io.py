@@ -72,7 +72,6 @@ import errno
 import gzip
 import lzma
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Literal
 
@@ -97,7 +96,7 @@ __all__ = [
     "open_binary",
     "parquet_texts",
     "read_text_blocks",
-    "warn_if_path_like_text",
+    "refuse_file_names",
 ]
 
 #: Bytes read from a file at a time (and characters per piece of a long str).
@@ -219,22 +218,46 @@ def check_block_size(block_size: object) -> int:
     return check_int(block_size, "block_size", 1)
 
 
-def warn_if_path_like_text(data: object, stacklevel: int) -> None:
-    """Warn (``UserWarning``) when ``data`` is a lone short ``str`` naming an existing
-    file: it is read as text, but almost surely meant as a path. ``stacklevel`` is
-    :func:`warnings.warn`'s, counted from the caller of this function."""
-    if isinstance(data, str) and 0 < len(data) < 4096 and "\n" not in data:
+def refuse_file_names(data: object) -> None:
+    """``ValueError`` when ``data`` is a ``str``, or a list or tuple of ``str``, that
+    each name an existing file: a ``str`` is text, so training would learn the file
+    names, which is never what was meant (Hugging Face's ``train(files=[...])`` takes
+    names as strings).
+
+    >>> refuse_file_names(["a text", "another"])  # text: nothing to say
+    >>> refuse_file_names(["pyproject.toml"])
+    Traceback (most recent call last):
+    ...
+    ValueError: the data is 1 str naming an existing file ('pyproject.toml'): ...
+
+    To read the files, pass paths (``pathlib.Path``, or ``files=`` of
+    :func:`bpeds.train`); to train on such strings as text, pass an iterator
+    (``iter(items)``), which is not looked at. Complexity: one ``stat`` per item up to
+    the first that names no file (the first, for text).
+    """
+    if isinstance(data, str):
+        items: list[str] | tuple[str, ...] = [data]
+    elif isinstance(data, list | tuple) and data:
+        items = data
+    else:
+        return
+    for item in items:
+        if not (isinstance(item, str) and 0 < len(item) < 4096 and "\n" not in item):
+            return
         try:
-            is_file = os.path.isfile(data)
+            if not os.path.isfile(item):
+                return
         except (OSError, ValueError):
-            is_file = False
-        if is_file:
-            warnings.warn(
-                f"training on the text {data!r}, which is also the name of a file: a str is "
-                f"text; pass pathlib.Path({data!r}) to train on the file",
-                UserWarning,
-                stacklevel=stacklevel + 1,
-            )
+            return
+    shown = ", ".join(repr(x) for x in items[:3]) + (", ..." if len(items) > 3 else "")
+    n = len(items)
+    raise ValueError(
+        f"the data is {n} str naming {'an existing file' if n == 1 else 'existing files'} "
+        f"({shown}): a str is text, so this would train on the names. To read the files, "
+        "pass paths: bpeds.train(files=[...]) or [pathlib.Path(name) for name in names] "
+        "(bpeds.count and bpeds.compare take paths too); to train on these strings as "
+        "text, pass them as an iterator: iter(items)"
+    )
 
 
 def _item_error(i: int, item: object) -> TypeError:

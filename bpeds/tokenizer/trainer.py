@@ -45,7 +45,7 @@ from bpeds.tokenizer.io import (
     check_errors,
     check_int,
     iter_segments,
-    warn_if_path_like_text,
+    refuse_file_names,
 )
 from bpeds.tokenizer.presets import PRESETS, PresetDefault, resolve_preset
 from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
@@ -271,7 +271,7 @@ class _Run:
         )
 
     def _data(self, data: object) -> None:
-        """The groups of ``data`` (or none), checked; a warning for a str naming a file."""
+        """The groups of ``data`` (or none), checked; file names given as text refused."""
         self.groups = groups_of(data)
         if self.groups is None:
             check_data(data)  # every path of a list is there before anything is read
@@ -279,7 +279,7 @@ class _Run:
         if self.base is not None and self.groups is not None:
             raise ValueError("continued training (base=...) takes ungrouped data")
         for part in [data] if self.groups is None else [part for _, part in self.groups]:
-            warn_if_path_like_text(part, _CALLER + 1)  # (called by __init__)
+            refuse_file_names(part)
 
     def pieces_of(self, part: object, group: str | None = None) -> dict[str, int] | list[str]:
         """The pieces of one group's data (counts are read, not changed, by the corpus)."""

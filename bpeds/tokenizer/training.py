@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from bpeds.driver import MultisetFactory
@@ -52,14 +53,39 @@ __all__ = [
     "count",
     "count_pieces",
     "count_to_file",
+    "data_or_files",
     "train",
 ]
 
 
+def data_or_files(
+    data: object, files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
+) -> object:
+    """The training data of ``train(data)`` or ``train(files=...)``: ``files`` as a list
+    of paths. ``TypeError`` for both or neither, or a file name that is not a ``str`` or
+    path.
+
+    >>> data_or_files(None, "a.txt")
+    [PosixPath('a.txt')]
+    """
+    if files is None:
+        if data is None:
+            raise TypeError("give the training data (data=...) or the files to read (files=[...])")
+        return data
+    if data is not None:
+        raise TypeError("give the training data or files=..., not both")
+    names = [files] if isinstance(files, str | os.PathLike) else list(files)
+    for name in names:
+        if not isinstance(name, str | os.PathLike):
+            raise TypeError(f"files must be file names (str or paths), got {name!r}")
+    return [Path(name) for name in names]
+
+
 def train(
-    data: object,
-    vocab_size: int,
+    data: object = None,
+    vocab_size: int | None = None,
     *,
+    files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
     pattern: str | PresetDefault | None = PresetDefault.PATTERN,
     special_tokens: Iterable[str] | Mapping[str, int] = (),
     min_frequency: int = 1,
@@ -84,9 +110,10 @@ def train(
     >>> [tok.token_bytes(i) for i in range(256, 259)]
     [b'lo', b'low', b' low']
 
-    ``data``: a ``str`` (one unit of text; a warning is given if it is also
-    the name of a file), a path (``os.PathLike``: one file, one unit), or an
-    iterable of ``str`` items and paths (one unit each); see
+    ``data``: a ``str`` (one unit of text), a path (``os.PathLike``: one file, one
+    unit), or an iterable of ``str`` items and paths (one unit each), such as
+    :class:`~bpeds.tokenizer.records.Records` (a field of each record of a ``.jsonl``
+    or Parquet file, a Hugging Face dataset, ...); see
     :mod:`bpeds.tokenizer.io` for what a unit means and how files are streamed. Or a
     mapping ``{group name: data}`` (names are ``str``, each value any of the
     above): every piece keeps its group (numbered in the mapping's order),
@@ -102,6 +129,12 @@ def train(
 
     (after ``he``, English is compressed better than German, so
     ``group_frequency`` serves German next; frequency takes ``the``.)
+
+    ``files``: instead of ``data``, file names (``str`` or paths), as Hugging Face's
+    ``train(files=[...])`` takes them: each file is one unit. A ``str`` in ``data`` is
+    always text, so ``data`` that is a ``str``, or a list of them, each naming an
+    existing file raises ``ValueError`` saying to use ``files=`` or paths
+    (:func:`bpeds.tokenizer.io.refuse_file_names`).
 
     ``data`` may also be a :class:`~bpeds.tokenizer.counts.Counts` (see :func:`count`),
     or a mapping of groups to counts: the same merges as training on the
@@ -176,6 +209,9 @@ def train(
 
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
     """
+    data = data_or_files(data, files)
+    if vocab_size is None:
+        raise TypeError("vocab_size must be an int, got NoneType None: the tokens to end with")
     arguments = TrainArguments(
         pattern=pattern,
         special_tokens=special_tokens,
