@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from bpeds.tokenizer.counting import count
     from bpeds.tokenizer.counts import Counts, CountsFormatError
     from bpeds.tokenizer.encoder import SpecialTokenError, UnknownTokenError
-    from bpeds.tokenizer.formats import FormatError
+    from bpeds.tokenizer.formats import FormatError, load
     from bpeds.tokenizer.io import InvalidTextError
     from bpeds.tokenizer.persist import ModelFormatError
     from bpeds.tokenizer.training import train
@@ -43,6 +43,7 @@ _LAZY = {
     "Counts": "bpeds.tokenizer.counts",
     "CountsFormatError": "bpeds.tokenizer.counts",
     "count": "bpeds.tokenizer.counting",
+    "load": "bpeds.tokenizer.formats",
     "FormatError": "bpeds.tokenizer.formats",
     "InvalidTextError": "bpeds.tokenizer.io",
     "MergeDriver": "bpeds.driver",
@@ -76,6 +77,7 @@ __all__ = [
     "__version__",
     "compare",
     "count",
+    "load",
     "train",
     "train_merges",
 ]

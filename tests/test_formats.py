@@ -247,7 +247,7 @@ def test_load_model_recognises_each_kind_from_the_contents(tmp_path: Path) -> No
     (tmp_path / "t.tiktoken").write_bytes(b"YQ== 97\n")
     (tmp_path / "other.json").write_text('{"hello": 1}')
     for name, message in [
-        ("t.tiktoken", "not a model bpeds can read"),
+        ("t.tiktoken", "holds no split pattern"),
         ("other.json", "neither a bpeds model"),
         (".", "is a directory"),
     ]:

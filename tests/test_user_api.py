@@ -47,3 +47,56 @@ def test_a_variant_s_vocabulary_leaves_out_removed_tokens() -> None:
     ids = picky.token_ids()
     assert len(ids) == len(picky.get_vocab()) == picky.vocab_size < 256 + picky.num_merges
     assert set(picky.encode(SWIFT[20000:26000])) <= set(ids)
+
+
+def test_one_loader_reads_every_format_and_tokenizer_load_names_it(
+    tok: Tokenizer, tmp_path: Path
+) -> None:
+    from bpeds.errors import ModelFormatError
+    from bpeds.tokenizer.formats import FormatError, save_hf, save_minbpe, save_tiktoken
+
+    tok.save(tmp_path / "m.json")
+    save_hf(tok, tmp_path / "tokenizer.json")
+    model, _ = save_minbpe(tok, tmp_path / "m")
+    save_tiktoken(tok, tmp_path / "m.tiktoken")
+    for path in (tmp_path / "m.json", tmp_path / "tokenizer.json", model):
+        back = bpeds.load(path)
+        assert (back.merges, back.pattern, back.special_tokens) == (
+            tok.merges,
+            tok.pattern,
+            tok.special_tokens,
+        )
+    with pytest.raises(FormatError, match=r"holds no split pattern: bpeds.load\(path, pattern="):
+        bpeds.load(tmp_path / "m.tiktoken")
+    assert bpeds.load(tmp_path / "m.tiktoken", pattern=tok.pattern).merges == tok.merges
+    for path, kind in (
+        (tmp_path / "tokenizer.json", "Hugging Face tokenizer.json"),
+        (model, "minbpe .model"),
+        (tmp_path / "m.tiktoken", "tiktoken rank file"),
+    ):
+        with pytest.raises(ModelFormatError, match=rf"{kind}.*bpeds\.load\(path"):
+            Tokenizer.load(path)
+
+
+def test_the_loader_reads_hugging_face_s_own_numbering_when_asked(tmp_path: Path) -> None:
+    import tokenizers
+    from tokenizers import models, pre_tokenizers, trainers
+
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = tokenizers.decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    hf.train_from_iterator([SWIFT[:20000]], trainer)
+    hf.save(str(tmp_path / "tokenizer.json"))
+    from bpeds.tokenizer.formats import FormatError
+
+    with pytest.raises(FormatError, match=r"bpeds.load\(path, renumber=True\)"):
+        bpeds.load(tmp_path / "tokenizer.json")
+    ours = bpeds.load(tmp_path / "tokenizer.json", renumber=True)
+    text = SWIFT[20000:22000]
+    shown = {i: s for s, i in ours.get_vocab().items()}
+    assert [shown[i] for i in ours.encode(text)] == hf.encode(text).tokens

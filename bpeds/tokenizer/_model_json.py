@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -226,3 +227,35 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
         )
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"{parts.source}: {exc}") from None
+
+
+_TIKTOKEN_LINE = re.compile(rb"[A-Za-z0-9+/]+=*[ \t]+[0-9]+\r?\n")
+
+
+def other_kind(head: bytes) -> str | None:
+    r"""What another tool's model file is, from its first bytes: ``"hf"`` (a Hugging
+    Face ``tokenizer.json``), ``"minbpe"`` (a ``.model``), ``"tiktoken"`` (a
+    ``.tiktoken`` rank file), or ``None`` (a bpeds file, or nothing known).
+
+    >>> other_kind(b'{"version": "1.0", "model": {"type": "BPE"'), other_kind(b"IQ== 0\n")
+    ('hf', 'tiktoken')
+    """
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"minbpe v"):
+        return "minbpe"
+    if _TIKTOKEN_LINE.match(head):
+        return "tiktoken"
+    if head.startswith(b"{") and b'"model"' in head and b'"format": "bpeds"' not in head:
+        return "hf"
+    return None
+
+
+#: The call that reads each kind of file :func:`other_kind` knows.
+READERS = {
+    "hf": "a Hugging Face tokenizer.json: read it with bpeds.load(path)",
+    "minbpe": "a minbpe .model file: read it with bpeds.load(path)",
+    "tiktoken": (
+        "a tiktoken rank file, which holds no split pattern: read it with "
+        "bpeds.load(path, pattern='gpt2') (or the pattern it was made with)"
+    ),
+}

@@ -644,9 +644,24 @@ class Tokenizer:
         A corrupt, truncated or hostile file raises
         :class:`~bpeds.errors.ModelFormatError` (a ``ValueError``, importable
         from :mod:`bpeds.tokenizer.persist`); an unreadable file raises ``OSError``. See
-        :mod:`bpeds.tokenizer.persist` (``persist.load(path)`` is the same).
+        :mod:`bpeds.tokenizer.persist` (``persist.load(path)`` is the same). Another
+        tool's model file (a Hugging Face ``tokenizer.json``, a minbpe ``.model``, a
+        ``.tiktoken`` file) raises ``ModelFormatError`` naming the call that reads it:
+        :func:`bpeds.load`, which reads every supported format.
         """
-        return _model_json.build(cls, _model_json.read(path))
+        try:
+            return _model_json.build(cls, _model_json.read(path))
+        except _model_json.ModelFormatError:
+            try:
+                with open(path, "rb") as f:
+                    kind = _model_json.other_kind(f.read(4096))
+            except OSError:
+                kind = None
+            if kind is None:
+                raise
+            raise _model_json.ModelFormatError(
+                f"{os.fspath(path)} is not a bpeds model file but {_model_json.READERS[kind]}"
+            ) from None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
