@@ -137,6 +137,17 @@ def _peak_rss_mb() -> float | None:
     return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of the processes it started and waited for (the
+    counting processes of a configuration that reads its data itself)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def run(job: Job, isolated: bool) -> Result:
     """Train (or take) one configuration and measure it; failures become the result's error."""
     c = job.config
@@ -149,7 +160,7 @@ def run(job: Job, isolated: bool) -> Result:
                 tok = c.tokenizer
             else:
                 assert c.kwargs is not None
-                started = time.process_time()
+                started = _cpu_s()
                 base = _peak_rss_mb() if isolated else None
                 kw = dict(c.kwargs)
                 size = kw.pop("vocab_size")
@@ -157,7 +168,7 @@ def run(job: Job, isolated: bool) -> Result:
                     kw.setdefault("errors", job.errors)
                 data = job.data if job.counts is None else job.counts
                 tok = train(data, size, **kw, workers=job.workers, progress=progress)
-                res.cpu_s = time.process_time() - started
+                res.cpu_s = _cpu_s() - started
                 peak = _peak_rss_mb() if isolated else None
                 if peak is not None and base is not None:
                     res.peak_rss_mb = peak - base

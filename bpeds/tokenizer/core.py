@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from bpeds.errors import TokenizerError
+from bpeds.errors import ModelFormatError, TokenizerError
 from bpeds.tokenizer import _model_json
 from bpeds.tokenizer.encoder import (
     Encoder,
@@ -651,7 +651,7 @@ class Tokenizer:
         """
         try:
             return _model_json.build(cls, _model_json.read(path))
-        except _model_json.ModelFormatError:
+        except ModelFormatError:
             try:
                 with open(path, "rb") as f:
                     kind = _model_json.other_kind(f.read(4096))
@@ -659,7 +659,7 @@ class Tokenizer:
                 kind = None
             if kind is None:
                 raise
-            raise _model_json.ModelFormatError(
+            raise ModelFormatError(
                 f"{os.fspath(path)} is not a bpeds model file but {_model_json.READERS[kind]}"
             ) from None
 

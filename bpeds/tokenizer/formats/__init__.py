@@ -102,13 +102,10 @@ def load_model(
                 "bpeds.load(path, pattern='gpt2') (or the pattern it was made with; "
                 "bpeds import --format tiktoken --pattern ...)"
             )
+        if pattern is not None and not isinstance(pattern, str):
+            raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
         ranks = parse_tiktoken_ranks(data, source=where)
-        return from_tiktoken_ranks(
-            ranks,
-            pattern=pattern,
-            renumber=renumber,
-            source=where,  # type: ignore[arg-type]
-        )
+        return from_tiktoken_ranks(ranks, pattern=pattern, renumber=renumber, source=where)
     if head.startswith(MINBPE_VERSION.encode()):
         return parse_minbpe_model(decode_utf8(data, where), source=where)
     if head.startswith(b"{"):
