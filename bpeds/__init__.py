@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from bpeds.tokenizer.formats import FormatError, load
     from bpeds.tokenizer.io import InvalidTextError
     from bpeds.tokenizer.persist import ModelFormatError
+    from bpeds.tokenizer.records import Records
     from bpeds.tokenizer.training import train
 
 __version__ = "0.1.0"
@@ -48,6 +49,7 @@ _LAZY = {
     "InvalidTextError": "bpeds.tokenizer.io",
     "MergeDriver": "bpeds.driver",
     "MergeRecord": "bpeds.driver",
+    "Records": "bpeds.tokenizer.records",
     "ModelFormatError": "bpeds.tokenizer.persist",
     "SpecialTokenError": "bpeds.tokenizer.encoder",
     "Tokenizer": "bpeds.tokenizer.core",
@@ -70,6 +72,7 @@ __all__ = [
     "MergeRecord",
     "ModelFormatError",
     "PreconditionError",
+    "Records",
     "SpecialTokenError",
     "Tokenizer",
     "TokenizerError",

@@ -233,6 +233,7 @@ LAYERS: list[tuple[str, ...]] = [
     # Training, below the Tokenizer: its input and counting, here or as tasks ...
     (
         "bpeds.tokenizer.io",
+        "bpeds.tokenizer.records",
         "bpeds.tokenizer.progress",
         "bpeds.tokenizer.pieces",
         "bpeds.tokenizer.executors",

@@ -100,3 +100,31 @@ def test_the_loader_reads_hugging_face_s_own_numbering_when_asked(tmp_path: Path
     text = SWIFT[20000:22000]
     shown = {i: s for s, i in ours.get_vocab().items()}
     assert [shown[i] for i in ours.encode(text)] == hf.encode(text).tokens
+
+
+MULTI = "naïve café 😀 日本語のテキスト, Ελληνικά, e\u0301 ok—«quotes» 🇫🇷\n  tabs\t😀😀"
+
+
+def test_offsets_equal_hugging_face_s_on_multibyte_text(tok: Tokenizer) -> None:
+    from bpeds.tokenizer.formats import to_hf
+
+    hf = to_hf(tok)
+    for text in (MULTI, SWIFT[30000:32000], MULTI * 3 + SWIFT[:500]):
+        ids, spans = tok.encode_with_offsets(text)
+        got = hf.encode(text)
+        assert ids == got.ids
+        assert spans == got.offsets
+
+
+def test_offsets_with_special_tokens_and_decoded_offsets_equal_tiktoken_s(tok: Tokenizer) -> None:
+    from bpeds.tokenizer.formats import to_tiktoken
+
+    text = "héllo<|endoftext|>😀 wörld"
+    ids, spans = tok.encode_with_offsets(text, allowed_special="all")
+    assert text[spans[ids.index(tok.special_tokens["<|endoftext|>"])][0] :].startswith("<|end")
+    covered = sorted({i for a, b in spans for i in range(a, b)})
+    assert covered == list(range(len(text)))
+    enc = to_tiktoken(tok)
+    for sample in (MULTI, text):
+        sample_ids = tok.encode(sample, allowed_special="all")
+        assert tok.decode_with_offsets(sample_ids) == enc.decode_with_offsets(sample_ids)

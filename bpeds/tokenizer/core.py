@@ -444,6 +444,71 @@ class Tokenizer:
             text, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
 
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: Special = frozenset(),
+        disallowed_special: Special = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """:meth:`encode`'s ids and the character span ``(start, end)`` of ``text`` each
+        covers, as Hugging Face's ``Encoding.offsets``.
+
+        >>> tok = Tokenizer([(104, 105)], pattern="gpt2")
+        >>> tok.encode_with_offsets("hi é")
+        ([256, 32, 195, 169], [(0, 2), (2, 3), (3, 4), (3, 4)])
+
+        A token that holds only some of a character's UTF-8 bytes spans that whole
+        character, so the two tokens of ``é`` above both span ``(3, 4)``; a token that
+        ends one character and starts the next spans both. ``text[start:end]`` over the
+        spans of consecutive tokens covers the text once, in order. Arguments and errors
+        as :meth:`encode`. Complexity: that of :meth:`encode`, plus O(len(text)).
+        """
+        ids = self.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return ids, self._spans(text, ids)
+
+    def _spans(self, text: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The character span of each of ``ids``, the encoding of ``text``. O(len(text))."""
+        # first[b]: the character holding byte b of text's UTF-8 (one entry per byte).
+        first: list[int] = []
+        for i, ch in enumerate(text):
+            c = ord(ch)
+            first.extend([i] * (1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4))
+        spans: list[tuple[int, int]] = []
+        at = 0
+        length = self._token_length
+        for t in ids:
+            n = length(t)
+            spans.append((first[at], first[at + n - 1] + 1) if n else (len(text), len(text)))
+            at += n
+        return spans
+
+    def _token_length(self, token: int) -> int:
+        """The UTF-8 length of a token's bytes (a special token's text). O(1) when cached."""
+        return len(self.id_to_token(token))
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """:meth:`decode`'s text and the character offset at which each token starts in
+        it, as tiktoken's ``decode_with_offsets``: a token that starts inside a character
+        gets that character's offset.
+
+        >>> Tokenizer([(104, 105)], pattern="gpt2").decode_with_offsets([256, 32, 195, 169])
+        ('hi é', [0, 2, 3, 3])
+
+        O(output bytes).
+        """
+        data = self.decode_bytes(ids)
+        starts: list[int] = []
+        chars = at = 0
+        for t in ids:
+            starts.append(chars - (1 if 0x80 <= data[at] < 0xC0 and chars else 0))
+            n = self._token_length(t)
+            chars += sum(1 for b in data[at : at + n] if not 0x80 <= b < 0xC0)
+            at += n
+        return data.decode("utf-8", "replace"), starts
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special-token text as ordinary text.
 

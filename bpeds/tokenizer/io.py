@@ -9,7 +9,10 @@ each unit separately (it never matches across two units):
   last space of a run to the next word only when that word is in the same unit);
 - each file (an ``os.PathLike``, alone or in an iterable) is one unit; a file
   named ``.gz``, ``.bz2``, ``.xz`` or ``.zst`` is decompressed (:func:`open_binary`),
-  and each row of a ``.parquet`` file's text column is one unit (:func:`parquet_texts`).
+  each row of a ``.parquet`` file's text column is one unit (:func:`parquet_texts`),
+  and so is the ``"text"`` field of each record of a ``.jsonl`` file
+  (:func:`jsonl_texts`); :class:`bpeds.tokenizer.records.Records` chooses another
+  field or column, or reads a Hugging Face dataset or any iterable of records.
 
 (:func:`bpeds.train` also takes a mapping ``{group name: data}``, each value
 one of the above; this module reads one group's data at a time.)
@@ -92,7 +95,9 @@ __all__ = [
     "check_int",
     "iter_segments",
     "iter_units",
+    "is_jsonl",
     "is_parquet",
+    "jsonl_texts",
     "open_binary",
     "parquet_texts",
     "read_text_blocks",
@@ -478,6 +483,15 @@ def iter_segments(
     specials = _Specials(texts) if texts else None
     cut = pattern is not None
     for index, unit in enumerate(iter_units(data)):
+        if not isinstance(unit, str) and is_jsonl(unit):
+            for row in jsonl_texts(unit, errors=errors):  # each record its own unit
+                row = _check_str(row, index, errors)  # (JSON escapes can make surrogates)
+                for piece in _unit_segments(
+                    _str_blocks(row, block_size), specials, cut, block_size
+                ):
+                    if piece:
+                        yield piece
+            continue
         if not isinstance(unit, str) and is_parquet(unit):
             for row in parquet_texts(unit):  # each row its own unit
                 for piece in _unit_segments(
@@ -511,8 +525,68 @@ def is_parquet(path: os.PathLike[str] | str) -> bool:
     return os.fspath(path).lower().endswith(".parquet")
 
 
-def parquet_texts(path: os.PathLike[str] | str) -> Iterator[str]:
-    """The rows of a Parquet file's text column (:data:`PARQUET_COLUMNS`), a batch at a time.
+def is_jsonl(path: os.PathLike[str] | str) -> bool:
+    """Whether ``path`` is read as JSON Lines: its name ends in ``.jsonl`` (or
+    ``.jsonl.gz``, ``.jsonl.bz2``, ``.jsonl.xz``, ``.jsonl.zst``)."""
+    name = os.fspath(path).lower()
+    for ext in (".gz", ".bz2", ".xz", ".zst"):
+        name = name.removesuffix(ext)
+    return name.endswith(".jsonl")
+
+
+def jsonl_texts(
+    path: os.PathLike[str] | str, field: str = "text", *, errors: Errors = "strict"
+) -> Iterator[str]:
+    """The ``field`` of each record of a JSON Lines file (one JSON object per line),
+    read a line at a time: each is one unit of training text.
+
+    Blank lines and records whose field is ``null`` are skipped. A line that is not
+    a JSON object, or a record without ``field`` or whose ``field`` is not a string,
+    raises ``ValueError`` naming the file, the line and the fields it has; invalid
+    UTF-8 raises :class:`InvalidTextError` (``errors="replace"``: U+FFFD). Memory:
+    one record.
+    """
+    import json
+
+    name = os.fspath(path)
+    with open_binary(path) as f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8", errors)
+            except UnicodeDecodeError as exc:
+                raise InvalidTextError(
+                    f"{name}, line {number}: invalid UTF-8 ({exc.reason}); fix the file or "
+                    "pass errors='replace'",
+                    name,
+                    number,
+                ) from None
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{name}, line {number}: not JSON ({exc})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{name}, line {number}: a record must be a JSON object")
+            if field not in record:
+                raise ValueError(
+                    f"{name}, line {number}: no field {field!r} (the record has "
+                    f"{sorted(record)}); choose one with bpeds.Records(path, field=...)"
+                )
+            text = record[field]
+            if text is None:
+                continue
+            if not isinstance(text, str):
+                raise ValueError(
+                    f"{name}, line {number}: field {field!r} holds {type(text).__name__}, not text"
+                )
+            if text:
+                yield text
+
+
+def parquet_texts(path: os.PathLike[str] | str, column: str | None = None) -> Iterator[str]:
+    """The rows of a Parquet file's text column, a batch at a time: ``column``, or by
+    default the first of :data:`PARQUET_COLUMNS` the file has.
 
     Each row is one unit of training text; null rows are skipped. Needs
     ``pyarrow`` (``ImportError`` saying what to install). A file without such
@@ -534,7 +608,9 @@ def parquet_texts(path: os.PathLike[str] | str) -> Iterator[str]:
     except pa.ArrowException as exc:
         raise ValueError(f"{name}: not a readable Parquet file: {exc}") from None
     schema = pf.schema_arrow
-    columns = [c for c in PARQUET_COLUMNS if c in schema.names]
+    columns = [c for c in (PARQUET_COLUMNS if column is None else (column,)) if c in schema.names]
+    if column is not None and not columns:
+        raise ValueError(f"{name}: no column {column!r}; the file has {schema.names}")
     if not columns:
         raise ValueError(
             f"{name}: no text column: bpeds reads the column {' or '.join(PARQUET_COLUMNS)}, "
