@@ -128,3 +128,93 @@ def test_offsets_with_special_tokens_and_decoded_offsets_equal_tiktoken_s(tok: T
     for sample in (MULTI, text):
         sample_ids = tok.encode(sample, allowed_special="all")
         assert tok.decode_with_offsets(sample_ids) == enc.decode_with_offsets(sample_ids)
+
+
+# -- BPE-dropout --------------------------------------------------------------------------
+
+
+def test_dropout_zero_is_plain_encoding(tok: Tokenizer) -> None:
+    import random
+
+    from bpeds.tokenizer.dropout import bpe_dropout, merge_table
+    from bpeds.tokenizer.encoder import bpe
+
+    text = SWIFT[30000:40000] + MULTI
+    assert tok.encode_with_dropout(text, 0.0) == tok.encode(text)
+    ranks, table = tok.mergeable_ranks(), merge_table(tok.merges)
+    for piece in {p for p in text.split(" ") if p}:
+        data = piece.encode()
+        assert bpe_dropout(data, table, 0.0, random.Random(1)) == bpe(data, ranks)
+
+
+def test_dropout_is_reproducible_and_decodes_to_the_text(tok: Tokenizer) -> None:
+    import random
+
+    text = SWIFT[30000:33000] + MULTI + "<|endoftext|>"
+    a = tok.encode_with_dropout(text, 0.2, seed=7, allowed_special="all")
+    assert a == tok.encode_with_dropout(text, 0.2, seed=7, allowed_special="all")
+    assert a == tok.encode_with_dropout(text, 0.2, seed=random.Random(7), allowed_special="all")
+    assert a != tok.encode_with_dropout(text, 0.2, seed=8, allowed_special="all")
+    assert tok.decode(a) == text
+    assert len(a) > len(tok.encode(text, allowed_special="all"))
+    assert tok.encode_with_dropout(text[:200], 1.0) == list(text[:200].encode())
+    with pytest.raises(bpeds.SpecialTokenError):
+        tok.encode_with_dropout(text, 0.1)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\]"):
+        tok.encode_with_dropout(text, 1.5)
+
+
+def test_the_drop_rate_observed_is_the_rate_asked_for(tok: Tokenizer) -> None:
+    """Every candidate merge taken from the queue is dropped with probability p: counted
+    over all draws, the share dropped is within 4 standard errors of p."""
+    import random
+
+    from bpeds.tokenizer.dropout import bpe_dropout, merge_table
+
+    class Counting(random.Random):
+        draws = drops = 0
+        p = 0.0
+
+        def random(self) -> float:
+            x = super().random()
+            self.draws += 1
+            self.drops += x < self.p
+            return x
+
+    table = merge_table(tok.merges)
+    pieces = [w.encode() for w in SWIFT[30000:50000].split()]
+    for p in (0.05, 0.3):
+        rng = Counting(3)
+        rng.p = p
+        for piece in pieces:
+            bpe_dropout(piece, table, p, rng)
+        rate = rng.drops / rng.draws
+        assert abs(rate - p) < 4 * (p * (1 - p) / rng.draws) ** 0.5
+
+
+def test_dropout_splits_like_hugging_face_s_bpe_with_dropout(tok: Tokenizer) -> None:
+    """Token counts under dropout have the same mean as Hugging Face's BPE with the same
+    dropout: over 200 encodings of 40 words each, within 5 standard errors."""
+    import json
+    import statistics
+
+    import tokenizers
+
+    from bpeds.tokenizer.formats import hf_tokenizer_json
+
+    spec = hf_tokenizer_json(tok)
+    text = " ".join(SWIFT[30000:40000].split()[:40])
+    for p in (0.1, 0.4):
+        spec["model"]["dropout"] = p
+        hf = tokenizers.Tokenizer.from_str(json.dumps(spec))
+        theirs = [len(hf.encode(text).ids) for _ in range(200)]
+        ours = [len(tok.encode_with_dropout(text, p, seed=i)) for i in range(200)]
+        se = (statistics.variance(theirs) / 200 + statistics.variance(ours) / 200) ** 0.5
+        assert abs(statistics.mean(theirs) - statistics.mean(ours)) < 5 * se
+        assert statistics.mean(ours) > len(tok.encode(text)) + 1
+
+
+def test_dropout_is_refused_for_a_tokenizer_that_replays_an_event_log() -> None:
+    picky = bpeds.train(SWIFT[:20000], 420, variant={"name": "picky", "threshold": 0.5})
+    with pytest.raises(ValueError, match="event log"):
+        picky.encode_with_dropout("some text", 0.1)

@@ -45,7 +45,8 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import regex
@@ -508,6 +509,59 @@ class Tokenizer:
             chars += sum(1 for b in data[at : at + n] if not 0x80 <= b < 0xC0)
             at += n
         return data.decode("utf-8", "replace"), starts
+
+    def encode_with_dropout(
+        self,
+        text: str,
+        dropout: float,
+        *,
+        seed: int | random.Random | None = None,
+        allowed_special: Special = frozenset(),
+        disallowed_special: Special = "all",
+    ) -> list[int]:
+        """Encode ``text`` with BPE-dropout: each candidate merge is skipped with
+        probability ``dropout``, as Hugging Face's BPE with ``dropout=`` does (see
+        :mod:`bpeds.tokenizer.dropout`); the result decodes to ``text`` and is a finer
+        split of it.
+
+        >>> tok = Tokenizer([(104, 105)], pattern="gpt2")
+        >>> tok.encode_with_dropout("hi hi", 0.0), tok.encode_with_dropout("hi hi", 1.0)
+        ([256, 32, 256], [104, 105, 32, 104, 105])
+
+        ``seed``: an int or a :class:`random.Random` (the same seed gives the same ids
+        on every platform), or ``None`` (fresh randomness each call). ``dropout=0`` is
+        :meth:`encode`. Special-token arguments and errors as :meth:`encode`; a
+        tokenizer that encodes by a loop variant's event log raises ``ValueError`` (its
+        encoding is not rank merging). Complexity: O(n log n) per piece of n bytes (no
+        piece cache).
+        """
+        from bpeds.tokenizer.dropout import DropoutEncoder, check_dropout
+
+        p = check_dropout(dropout)
+        if p == 0.0:
+            return self.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+        if self.replays:
+            raise ValueError(
+                "BPE-dropout skips rank merges, but this tokenizer encodes by a loop "
+                "variant's event log (removed, re-made or hidden tokens)"
+            )
+        if isinstance(seed, bool) or not (seed is None or isinstance(seed, int | random.Random)):
+            raise TypeError(f"seed must be an int, a random.Random or None, got {seed!r}")
+        rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        compiled = self._compiled
+        findall = None if compiled is None else self._split_function()
+        return DropoutEncoder(self._enc(), findall, self._merges).encode(
+            text, p, rng, allowed_special, disallowed_special
+        )
+
+    def _split_function(self) -> Callable[[str], list[str]]:
+        """The split of :meth:`encode` (a pattern not of bpeds's own, with a time limit)."""
+        assert self._compiled is not None
+        if self._pattern not in _OWN_PATTERNS:
+            return TimedPattern(self._compiled).findall
+        return self._compiled.findall
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special-token text as ordinary text.
