@@ -474,7 +474,7 @@ _DELETE = object()
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        (_edit("normalizer", {"type": "NFC"}), "normalizer 'NFC'"),
+        (_edit("normalizer", {"type": "Lowercase"}), "normalizer 'Lowercase'"),
         (_edit("pre_tokenizer", None), "no ByteLevel step"),
         (_edit("pre_tokenizer", {"type": "Whitespace"}), "no ByteLevel step"),
         (

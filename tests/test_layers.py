@@ -223,6 +223,7 @@ LAYERS: list[tuple[str, ...]] = [
         "bpeds.tokenizer.limits",
         "bpeds.tokenizer.pattern_safety",
         "bpeds.tokenizer.pretokenize",
+        "bpeds.tokenizer.normalize",
         "bpeds.tokenizer.special",
         "bpeds.tokenizer._model_json",
         "bpeds.tokenizer.replay",

@@ -218,3 +218,91 @@ def test_dropout_is_refused_for_a_tokenizer_that_replays_an_event_log() -> None:
     picky = bpeds.train(SWIFT[:20000], 420, variant={"name": "picky", "threshold": 0.5})
     with pytest.raises(ValueError, match="event log"):
         picky.encode_with_dropout("some text", 0.1)
+
+
+# -- normalisation ------------------------------------------------------------------------
+
+COMPAT = (
+    "ﬁne ﬂour ① ② \uff26\uff55\uff4c\uff4c\uff57\uff49\uff44\uff54\uff48 "
+    "\uff76\uff80\uff76\uff85 café cafe\u0301 Å Å ㎏ ¼ x² Ⅻ"
+)
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFKC", "NFD", "NFKD"])
+def test_a_normaliser_applies_in_training_and_encoding_as_hugging_face_s(
+    form: str, tmp_path: Path
+) -> None:
+    import unicodedata
+
+    from bpeds.tokenizer.formats import load_hf, save_hf, to_hf
+
+    text = (SWIFT[:15000] + COMPAT) * 2
+    tok = bpeds.train(text, 500, normalizer=form, special_tokens=["<|endoftext|>"], workers=1)
+    assert tok.normalizer == form
+    # training reads the normalised text: the same merges as on text normalised first
+    first = bpeds.train(unicodedata.normalize(form, text), 499, workers=1)
+    assert tok.merges == first.merges
+    # encoding normalises the same way, as Hugging Face's normalizer does
+    hf = to_hf(tok)
+    probe = COMPAT + "<|endoftext|>\uff21\uff22\uff23" + SWIFT[20000:21000]
+    assert tok.encode(probe, allowed_special="all") == hf.encode(probe).ids
+    assert tok.encode_ordinary(COMPAT) == tok.encode_ordinary(unicodedata.normalize(form, COMPAT))
+    ids, spans = tok.encode_with_offsets(probe, allowed_special="all")
+    assert ids == hf.encode(probe).ids
+    seen = "<|endoftext|>".join(
+        unicodedata.normalize(form, p) for p in probe.split("<|endoftext|>")
+    )
+    assert sorted({i for a, b in spans for i in range(a, b)}) == list(range(len(seen)))
+    # saved with the model, in bpeds's format and in tokenizer.json
+    tok.save(tmp_path / "m.json")
+    assert bpeds.Tokenizer.load(tmp_path / "m.json") == tok
+    save_hf(tok, tmp_path / "tokenizer.json")
+    assert load_hf(tmp_path / "tokenizer.json").normalizer == form
+
+
+def test_special_tokens_are_found_before_normalising() -> None:
+    """A fullwidth look-alike of a special token is text (NFKC makes it ASCII), as Hugging
+    Face's added tokens with normalized=false."""
+    from bpeds.tokenizer.formats import to_hf
+
+    tok = bpeds.train(SWIFT[:5000], 300, normalizer="NFKC", special_tokens=["<s>"], workers=1)
+    look_alike = "\uff1cs\uff1e and <s>"
+    ids = tok.encode(look_alike, allowed_special="all")
+    assert ids.count(tok.special_tokens["<s>"]) == 1
+    assert ids == to_hf(tok).encode(look_alike).ids
+    with pytest.raises(bpeds.SpecialTokenError):
+        tok.encode("<s>")
+    assert tok.encode("\uff1cs\uff1e")  # not a special token, before normalising
+
+
+def test_formats_without_a_normaliser_refuse_one_and_counts_cannot_be_normalised() -> None:
+    from bpeds.tokenizer.formats import FormatError, save_minbpe, tiktoken_ranks
+
+    tok = bpeds.train(SWIFT[:3000], 300, normalizer="NFKC", workers=1)
+    with pytest.raises(FormatError, match="no place for a normaliser"):
+        save_minbpe(tok, "never-written")
+    with pytest.raises(FormatError, match="no place for a normaliser"):
+        tiktoken_ranks(tok)
+    with pytest.raises(ValueError, match="counts hold text already read"):
+        bpeds.train(bpeds.count(SWIFT[:3000]), 300, normalizer="NFC")
+    with pytest.raises(ValueError, match="normalizer must be one of"):
+        bpeds.train(SWIFT[:3000], 300, normalizer="NFX")
+    more = bpeds.train(SWIFT[3000:6000], 350, base=tok)  # continued: the base's normaliser
+    assert more.normalizer == "NFKC"
+    with pytest.raises(ValueError, match="the base normalises with 'NFKC'"):
+        bpeds.train(SWIFT[3000:6000], 350, base=tok, normalizer="NFC")
+
+
+def test_the_train_command_takes_a_normaliser(tmp_path: Path) -> None:
+    from bpeds.cli import main
+
+    src = tmp_path / "in.txt"
+    src.write_text(SWIFT[:4000] + COMPAT, encoding="utf-8")
+    out = tmp_path / "m.json"
+    assert (
+        main(
+            ["train", str(src), "--vocab-size", "300", "--normalizer", "NFKC", "-q", "-o", str(out)]
+        )
+        == 0
+    )
+    assert bpeds.load(out).normalizer == "NFKC"

@@ -100,7 +100,7 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
         "errors": args.errors,
         "progress": False if args.quiet else (True if args.progress else None),
     }
-    for key in ("pattern", "preset", "tie", "min_frequency", "max_token_length"):
+    for key in ("pattern", "preset", "tie", "min_frequency", "max_token_length", "normalizer"):
         value = getattr(args, key)
         if value is not None:
             options[key] = pattern_arg(value) if key == "pattern" else value
@@ -234,6 +234,12 @@ def register(sub: Any) -> None:
         metavar="P",
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (no split); default: the "
         "preset's, else gpt4",
+    )
+    t.add_argument(
+        "--normalizer",
+        choices=["NFC", "NFD", "NFKC", "NFKD"],
+        help="Unicode normalisation applied to the text before it is split, in training and "
+        "in every encoding (saved with the model); default: none",
     )
     t.add_argument(
         "--special-token",

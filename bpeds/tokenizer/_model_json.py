@@ -43,6 +43,7 @@ class ModelParts(NamedTuple):
     options: dict[str, Any]
     source: str
     events: list[Any] | None = None
+    normalizer: str | None = None
 
 
 def render(
@@ -51,6 +52,8 @@ def render(
     options: Mapping[str, Any],
     merges: Sequence[tuple[int, int]],
     events: Sequence[Sequence[Any]] | None = None,
+    *,
+    normalizer: str | None = None,
 ) -> str:
     """The document for these parts: one key per line, one merge per line, options sorted.
 
@@ -81,6 +84,7 @@ def render(
         "pattern": pattern,
         "special_tokens": dict(special_tokens),
         "options": dict(options),
+        **({} if normalizer is None else {"normalizer": normalizer}),
     }
     lines = ["{"]
     for key, value in head.items():
@@ -165,7 +169,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     missing = [k for k in keys if k not in doc]
     if missing:
         raise fail(f"missing key(s) {missing}")
-    extra = sorted(set(doc) - set(keys))
+    extra = sorted(set(doc) - set(keys) - {"normalizer"})
     if extra:
         raise fail(f"unknown key(s) {extra}")
     pattern = doc["pattern"]
@@ -201,7 +205,10 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
         isinstance(events, list) and all(isinstance(e, list) for e in events)
     ):
         raise fail('"events" must be an array of event arrays')
-    return ModelParts(pairs, pattern, special, options, source, events)
+    normalizer = doc.get("normalizer")
+    if normalizer is not None and not isinstance(normalizer, str):
+        raise fail(f'"normalizer" must be a string or absent, found {short_repr(normalizer)}')
+    return ModelParts(pairs, pattern, special, options, source, events, normalizer)
 
 
 def read(path: str | os.PathLike[str]) -> ModelParts:
@@ -224,6 +231,7 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
             special_tokens=parts.special_tokens,
             options=parts.options,
             **({} if parts.events is None else {"events": parts.events}),
+            **({} if parts.normalizer is None else {"normalizer": parts.normalizer}),
         )
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"{parts.source}: {exc}") from None

@@ -23,6 +23,7 @@ from typing import Any, Protocol, cast
 
 from bpeds.corpus import TypeCorpus
 from bpeds.tokenizer.encoder import bpe, rank_table, token_table
+from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pretokenize import resolve_pattern
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
@@ -79,6 +80,8 @@ class Continuation:
         self.pattern = model.pattern
         self.special_tokens = model.special_tokens
         self.options = model.options
+        #: the base's Unicode normaliser, which the new data is read with too
+        self.normalizer: Form | None = check_normalizer(getattr(model, "normalizer", None))
 
     @property
     def size(self) -> int:

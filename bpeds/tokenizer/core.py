@@ -46,6 +46,7 @@ import copy
 import json
 import os
 import random
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +64,11 @@ from bpeds.tokenizer.encoder import (
     token_table,
 )
 from bpeds.tokenizer.files import write_files
+from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
 from bpeds.tokenizer.replay import EventLogError, Replay, check_events
-from bpeds.tokenizer.special import check_special_ids, check_special_texts
+from bpeds.tokenizer.special import check_special_ids, check_special_texts, special_token_regex
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
 if TYPE_CHECKING:
@@ -122,6 +124,7 @@ class Tokenizer:
         "_gone",
         "_hidden",
         "_merges",
+        "_normalizer",
         "_options",
         "_pattern",
         "_special",
@@ -136,6 +139,7 @@ class Tokenizer:
         special_tokens: Mapping[str, int] | None = None,
         options: Mapping[str, Any] | None = None,
         events: Sequence[Sequence[Any]] | None = None,
+        normalizer: str | None = None,
     ) -> None:
         if isinstance(merges, str | bytes) or not isinstance(merges, Iterable):
             raise TypeError(f"merges must be a sequence of (int, int) pairs, got {merges!r}")
@@ -192,6 +196,7 @@ class Tokenizer:
             except EventLogError as exc:
                 raise TokenizerError(f"events: {exc}") from None
         self._events = log
+        self._normalizer = check_normalizer(normalizer)
         self._gone = gone
         self._hidden = hidden
         self._merges = checked
@@ -219,6 +224,22 @@ class Tokenizer:
     def pattern(self) -> str | None:
         """The split regex source, or ``None`` for no split."""
         return self._pattern
+
+    @property
+    def normalizer(self) -> Form | None:
+        """The Unicode normalisation applied to text before it is split (``"NFC"``,
+        ``"NFD"``, ``"NFKC"``, ``"NFKD"``), or ``None``; see :mod:`bpeds.tokenizer.normalize`."""
+        return self._normalizer
+
+    def normalize(self, text: str) -> str:
+        """``text`` as encoding sees it between special tokens: normalised by
+        :attr:`normalizer` (unchanged without one).
+
+        >>> Tokenizer(normalizer="NFKC").normalize("ﬁ①")
+        'fi1'
+        """
+        form = self._normalizer
+        return text if form is None else unicodedata.normalize(form, text)
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -441,9 +462,44 @@ class Tokenizer:
         surrogates become U+FFFD. Complexity: O(len(text)) plus the merging
         of uncached pieces (O(n log n) for a piece of n bytes).
         """
+        if self._normalizer is not None:
+            return self._normalized(
+                text, self._enc().encode_ordinary, allowed_special, disallowed_special
+            )
         return self._enc().encode(
             text, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
+
+    def _normalized(
+        self,
+        text: str,
+        ordinary: Callable[[str], list[int]],
+        allowed_special: Special,
+        disallowed_special: Special,
+    ) -> list[int]:
+        """Encode with the normaliser: special tokens found in the raw text (a disallowed
+        one raises as :meth:`encode` does), the text between them normalised and encoded
+        by ``ordinary``. O(len(text)) plus the encoding."""
+        enc = self._enc()
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        allowed, disallowed = enc.resolve_special(allowed_special, disallowed_special)
+        if disallowed and special_token_regex(disallowed).search(text) is not None:
+            enc.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        usable = allowed.intersection(self._special)
+        form = self._normalizer
+        assert form is not None
+        norm = unicodedata.normalize
+        if not usable:
+            return ordinary(norm(form, text))
+        out: list[int] = []
+        pos = 0
+        for m in special_token_regex(usable).finditer(text):
+            out += ordinary(norm(form, text[pos : m.start()]))
+            out.append(self._special[m.group()])
+            pos = m.end()
+        out += ordinary(norm(form, text[pos:]))
+        return out
 
     def encode_with_offsets(
         self,
@@ -459,16 +515,37 @@ class Tokenizer:
         >>> tok.encode_with_offsets("hi é")
         ([256, 32, 195, 169], [(0, 2), (2, 3), (3, 4), (3, 4)])
 
+        With a :attr:`normalizer` the spans index the normalised text (the text between
+        special tokens normalised, as encoding sees it), not ``text`` itself.
         A token that holds only some of a character's UTF-8 bytes spans that whole
         character, so the two tokens of ``é`` above both span ``(3, 4)``; a token that
         ends one character and starts the next spans both. ``text[start:end]`` over the
         spans of consecutive tokens covers the text once, in order. Arguments and errors
         as :meth:`encode`. Complexity: that of :meth:`encode`, plus O(len(text)).
         """
+        if self._normalizer is not None:
+            text = self._normalized_with_specials(text, allowed_special, disallowed_special)
         ids = self.encode(
             text, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
         return ids, self._spans(text, ids)
+
+    def _normalized_with_specials(
+        self, text: str, allowed_special: Special, disallowed_special: Special
+    ) -> str:
+        """The text with the parts between allowed special tokens normalised (what the
+        spans of :meth:`encode_with_offsets` index, for a tokenizer with a normaliser)."""
+        allowed, _ = self._enc().resolve_special(allowed_special, disallowed_special)
+        usable = allowed.intersection(self._special)
+        if not usable:
+            return self.normalize(text)
+        parts: list[str] = []
+        pos = 0
+        for m in special_token_regex(usable).finditer(text):
+            parts += [self.normalize(text[pos : m.start()]), m.group()]
+            pos = m.end()
+        parts.append(self.normalize(text[pos:]))
+        return "".join(parts)
 
     def _spans(self, text: str, ids: Sequence[int]) -> list[tuple[int, int]]:
         """The character span of each of ``ids``, the encoding of ``text``. O(len(text))."""
@@ -552,9 +629,15 @@ class Tokenizer:
         rng = seed if isinstance(seed, random.Random) else random.Random(seed)
         compiled = self._compiled
         findall = None if compiled is None else self._split_function()
-        return DropoutEncoder(self._enc(), findall, self._merges).encode(
-            text, p, rng, allowed_special, disallowed_special
-        )
+        dropped = DropoutEncoder(self._enc(), findall, self._merges)
+        if self._normalizer is not None:
+            return self._normalized(
+                text,
+                lambda t: dropped.encode(t, p, rng, (), ()),
+                allowed_special,
+                disallowed_special,
+            )
+        return dropped.encode(text, p, rng, allowed_special, disallowed_special)
 
     def _split_function(self) -> Callable[[str], list[str]]:
         """The split of :meth:`encode` (a pattern not of bpeds's own, with a time limit)."""
@@ -571,6 +654,10 @@ class Tokenizer:
         >>> Tokenizer([(104, 105)], pattern="gpt2").encode_ordinary("hi hi")
         [256, 32, 256]
         """
+        if self._normalizer is not None:
+            if not isinstance(text, str):
+                raise TypeError(f"text must be a str, got {type(text).__name__}")
+            text = unicodedata.normalize(self._normalizer, text)
         return self._enc().encode_ordinary(text)
 
     def encode_batch(
@@ -661,6 +748,8 @@ class Tokenizer:
             options["pattern"] = self._pattern
         if "special_tokens" not in options:
             options["special_tokens"] = sorted(self._special, key=self._special.__getitem__)
+        if "normalizer" not in options:
+            options["normalizer"] = self._normalizer
         return options
 
     def train_from_iterator(
@@ -740,6 +829,7 @@ class Tokenizer:
             special_tokens=model.special_tokens,
             options=model.options,
             events=model.events,
+            normalizer=model.normalizer,
         )
 
     # -- persistence --------------------------------------------------------------------------
@@ -752,7 +842,12 @@ class Tokenizer:
         :mod:`bpeds.tokenizer.persist` (``persist.save(tok, path)`` is the same).
         """
         text = _model_json.render(
-            self._pattern, self._special, self._options, self._merges, self.events
+            self._pattern,
+            self._special,
+            self._options,
+            self._merges,
+            self.events,
+            normalizer=self._normalizer,
         )
         write_files([(path, (text + "\n").encode("utf-8"))], overwrite=overwrite)
 
@@ -791,6 +886,7 @@ class Tokenizer:
             and self._special == other._special
             and self._options == other._options
             and self._events == other._events
+            and self._normalizer == other._normalizer
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -798,9 +894,10 @@ class Tokenizer:
     def __repr__(self) -> str:
         name = next((k for k, v in PATTERNS.items() if v == self._pattern), None)
         pat = repr(name) if name is not None else ("None" if self._pattern is None else "...")
+        norm = "" if self._normalizer is None else f", normalizer={self._normalizer!r}"
         return (
             f"Tokenizer(merges=<{len(self._merges)}>, pattern={pat}, "
-            f"special_tokens={self._special!r})"
+            f"special_tokens={self._special!r}{norm})"
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -810,6 +907,7 @@ class Tokenizer:
             "special_tokens": self._special,
             "options": self._options,
             "events": self.events,
+            "normalizer": self._normalizer,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -819,6 +917,7 @@ class Tokenizer:
             special_tokens=state["special_tokens"],
             options=state["options"],
             events=state.get("events"),
+            normalizer=state.get("normalizer"),
         )
 
     def _replace(self, other: Tokenizer) -> None:
@@ -832,4 +931,5 @@ class Tokenizer:
         self._events = other._events
         self._gone = other._gone
         self._hidden = other._hidden
+        self._normalizer = other._normalizer
         self._encoder = None

@@ -35,6 +35,7 @@ class TrainedModel:
     special_tokens: dict[str, int]
     options: dict[str, Any]
     events: list[list[int | str]] | None = None
+    normalizer: str | None = None  # NFC, NFD, NFKC or NFKD, applied before splitting
 
     @property
     def replays(self) -> bool:

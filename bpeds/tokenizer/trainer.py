@@ -47,6 +47,7 @@ from bpeds.tokenizer.io import (
     iter_segments,
     refuse_file_names,
 )
+from bpeds.tokenizer.normalize import Form, check_normalizer, normalized
 from bpeds.tokenizer.presets import PRESETS, PresetDefault, resolve_preset
 from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
 from bpeds.tokenizer.progress import Progress, resolve_progress
@@ -92,6 +93,7 @@ class TrainArguments:
     on_merge: OnMerge | None = None
     block_size: int = DEFAULT_BLOCK_SIZE
     base: BaseModel | None = None
+    normalizer: str | None = None  # None: the base's, or none
 
 
 def merges_for(vocab_size: int, special_tokens: int, start: int = BYTE_TOKENS) -> int:
@@ -231,12 +233,26 @@ class _Run:
                 f"HeapyKiYay), got {type(args.multiset).__name__} {args.multiset!r}"
             )
         self.errors = check_errors(args.errors)
+        self.normalizer = self._normalizer(args.normalizer)
         self.score = get_score(args.score)
         self.variant = None if args.variant is None else get_variant(args.variant)
         self.tie = tie_rule(opts["tie"])
         self.progress = resolve_progress(args.progress)
         self._special_tokens(args.special_tokens)
         self._data(data)
+
+    def _normalizer(self, given: str | None) -> Form | None:
+        """The run's normaliser: the one given, else the base's; a base's must be kept."""
+        own = None if self.base is None else self.base.normalizer
+        if given is None:
+            return own
+        form = check_normalizer(given)
+        if self.base is not None and form != own:
+            raise ValueError(
+                f"normalizer={given!r}, but the base normalises with {own!r}: continued "
+                "training reads text as the base does (leave normalizer out)"
+            )
+        return form
 
     def _special_tokens(self, special_tokens: Iterable[str] | Mapping[str, int]) -> None:
         """The special texts, the merges to learn and, for a dict, the checked ids."""
@@ -292,6 +308,7 @@ class _Run:
             errors=self.errors,
             block_size=self.block_size,
         )
+        segments = normalized(self.normalizer, segments)
         if group is not None:
             segments = named(group, segments)
         return pieces.count_pieces(
@@ -342,7 +359,9 @@ class _Run:
             ids = self.given_ids
         else:
             ids = {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(self.texts)}
-        return TrainedModel(merges, self.source, ids, self._recorded(driver), events)
+        return TrainedModel(
+            merges, self.source, ids, self._recorded(driver), events, self.normalizer
+        )
 
     def _recorded(self, driver: MergeDriver) -> dict[str, Any]:
         """What the model records of how it was trained."""
@@ -415,6 +434,11 @@ def counts_options(counted: Counts, args: TrainArguments) -> dict[str, Any]:
         raise ValueError(
             f"pattern={pattern!r} was given, but the counts were made with pattern "
             f"{pattern_label(made)}: leave pattern out (training uses the counts' pattern)"
+        )
+    if args.normalizer is not None:
+        raise ValueError(
+            "counts hold text already read, so a normalizer cannot apply to them: give "
+            "normalizer= to the training on the text itself"
         )
     representation = args.representation
     if representation == "sequence" or (

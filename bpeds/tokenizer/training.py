@@ -103,6 +103,7 @@ def train(
     on_merge: OnMerge | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
     base: Tokenizer | str | os.PathLike[str] | None = None,
+    normalizer: str | None = None,
 ) -> Tokenizer:
     """Train a tokenizer of ``vocab_size`` tokens on ``data``.
 
@@ -187,6 +188,10 @@ def train(
     too. ``pattern`` defaults to the base's; base special tokens keep their ids
     unless a new merge needs the id (then they move after the new merges, with a
     warning); new special tokens (a list) come last. Type representation only.
+    ``normalizer``: ``"NFC"``, ``"NFD"``, ``"NFKC"`` or ``"NFKD"`` normalises every
+    text before it is split, and the tokenizer normalises what it encodes the same way
+    and saves it (:mod:`bpeds.tokenizer.normalize`); default: none (a base's, when
+    continuing). Counts cannot be normalised: with counts, ``ValueError``.
     ``workers``: processes for splitting and counting (the merges do not
     depend on it); default ``None``: the cores available to this process
     (:func:`available_cores`: its CPU affinity and container quota), with
@@ -230,5 +235,6 @@ def train(
         on_merge=on_merge,
         block_size=block_size,
         base=load_model(base) if isinstance(base, str | os.PathLike) else base,
+        normalizer=normalizer,
     )
     return Tokenizer.from_model(train_model(data, vocab_size, arguments))

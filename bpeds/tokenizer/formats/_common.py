@@ -57,6 +57,17 @@ def refuse_replay(tok: Tokenizer, target: str) -> None:
         )
 
 
+def refuse_normalizer(tok: Tokenizer, target: str) -> None:
+    """Raise :class:`FormatError` when ``tok`` normalises text, which ``target`` cannot
+    record (a reader would encode unnormalised text differently)."""
+    if tok.normalizer is not None:
+        raise FormatError(
+            f"{target} has no place for a normaliser, and this tokenizer normalises text "
+            f"({tok.normalizer}): save it in bpeds' own format or as a Hugging Face "
+            "tokenizer.json"
+        )
+
+
 def read_bytes(path: PathLike, what: str) -> bytes:
     """The contents of ``path``; a directory, a device or a file larger than
     :data:`bpeds.tokenizer.limits.MAX_MODEL_BYTES` raises :class:`FormatError` (a missing

@@ -66,6 +66,7 @@ from bpeds.tokenizer.formats._common import (
     renumber_specials,
 )
 from bpeds.tokenizer.limits import short_repr
+from bpeds.tokenizer.normalize import NORMALIZERS, Form, check_normalizer
 from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
             }
             for text, i in specials
         ],
-        "normalizer": None,
+        "normalizer": None if tok.normalizer is None else {"type": tok.normalizer},
         "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
         "decoder": {**_BYTE_LEVEL, "use_regex": True},
@@ -499,16 +500,7 @@ def from_hf_json(
         data = parse_json(data, source)
     if not isinstance(data, Mapping):
         raise _fail(source, "a tokenizer.json holds a JSON object")
-    normalizer = data.get("normalizer")
-    if normalizer is not None and not (
-        _type(normalizer) == "Sequence" and not normalizer.get("normalizers")
-    ):
-        raise _fail(
-            source,
-            f"the normalizer {short_repr(_type(normalizer))} changes text before tokenization; "
-            "bpeds "
-            "has no normalizers",
-        )
+    form = _normalizer_of(source, data.get("normalizer"))
     pattern = _check_source(source, _pattern_of(source, data.get("pre_tokenizer")))
     model = _check_model(source, data.get("model"))
     vocab = _vocab_of(source, model.get("vocab"))
@@ -540,7 +532,37 @@ def from_hf_json(
                 source, f"added token {short_repr(text)} has id {i} but {vocab[text]} in the vocab"
             )
         specials[text] = i
-    return _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber)
+    tok = _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber)
+    if form is None:
+        return tok
+    return Tokenizer(
+        tok.merges,
+        pattern=tok.pattern,
+        special_tokens=tok.special_tokens,
+        options=tok.options,
+        normalizer=form,
+    )
+
+
+def _normalizer_of(source: str, normalizer: object) -> Form | None:
+    """The Unicode normalisation form of a ``tokenizer.json``'s normalizer (``NFC``,
+    ``NFD``, ``NFKC``, ``NFKD``, alone or the one step of a ``Sequence``), or ``None``;
+    any other normalizer changes text in ways bpeds does not reproduce."""
+    if normalizer is None:
+        return None
+    steps = [normalizer]
+    if isinstance(normalizer, Mapping) and _type(normalizer) == "Sequence":
+        inner = normalizer.get("normalizers") or []
+        steps = inner if isinstance(inner, list) else [inner]
+        if not steps:
+            return None
+    if len(steps) == 1 and isinstance(steps[0], Mapping) and _type(steps[0]) in NORMALIZERS:
+        return check_normalizer(_type(steps[0]))
+    raise _fail(
+        source,
+        f"the normalizer {short_repr(_type(normalizer))} changes text before tokenization; "
+        f"bpeds reproduces only the Unicode normalisation forms {', '.join(NORMALIZERS)}",
+    )
 
 
 def load_hf(path: PathLike, *, renumber: bool = False) -> Tokenizer:

@@ -35,6 +35,7 @@ from bpeds.tokenizer.formats._common import (
     build_tokenizer,
     decode_utf8,
     read_bytes,
+    refuse_normalizer,
     refuse_replay,
 )
 from bpeds.tokenizer.limits import short_repr
@@ -99,6 +100,7 @@ def minbpe_model_text(tok: Tokenizer) -> str:
     the format cannot hold (see the module docstring). Complexity: O(merges).
     """
     refuse_replay(tok, "a minbpe .model")
+    refuse_normalizer(tok, "a minbpe .model")
     _check_writable(tok)
     lines = [MINBPE_VERSION, tok.pattern or ""]
     specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])

@@ -38,6 +38,7 @@ from bpeds.tokenizer.formats._common import (
     check_u32_ids,
     distinct_token_bytes,
     read_bytes,
+    refuse_normalizer,
     refuse_replay,
     renumber_specials,
 )
@@ -73,6 +74,7 @@ def tiktoken_ranks(tok: Tokenizer) -> dict[bytes, int]:
     Complexity: O(total bytes of all tokens).
     """
     refuse_replay(tok, "a tiktoken rank file")
+    refuse_normalizer(tok, "a tiktoken rank file")
     tokens = distinct_token_bytes(tok, "tiktoken's mergeable_ranks")
     return {b: i for i, b in enumerate(tokens)}
 
@@ -110,6 +112,7 @@ def to_tiktoken(tok: Tokenizer, name: str = "bpeds") -> tiktoken.Encoding:
     Complexity: O(total bytes of all tokens).
     """
     check_u32_ids(tok, "a tiktoken Encoding")
+    refuse_normalizer(tok, "a tiktoken Encoding")
     try:
         import tiktoken
     except ImportError as exc:  # pragma: no cover - tiktoken is a dev dependency
