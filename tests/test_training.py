@@ -615,3 +615,52 @@ def test_file_names_given_as_text_are_refused_everywhere(
         train("text", 300, files=["a.txt"])
     with pytest.raises(TypeError, match="files="):
         train(vocab_size=300)
+
+
+# -- progress over the whole job ------------------------------------------------------------
+
+
+class StagedRecorder(Recorder):
+    def stage(self, label: str, total: int | None, unit: str) -> None:
+        self.events.append((f"stage {label} ({unit})", -1 if total is None else total))
+
+
+def test_progress_shows_every_stage_of_the_job(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text(TEXT[:5000] + "é", encoding="utf-8")
+    rec = StagedRecorder()
+    train(path, 256 + 40, progress=rec)
+    stages = [(e, n) for e, n in rec.events if e.startswith("stage")]
+    assert stages == [
+        ("stage reading (B)", path.stat().st_size),
+        ("stage counting pairs (steps)", -1),
+        ("stage merges (merges)", 40),
+    ]
+    read = rec.events[1 : rec.events.index(("stage counting pairs (steps)", -1))]
+    assert sum(n for _, n in read) == path.stat().st_size  # every byte read, reported
+    assert sum(n for e, n in rec.events if e == "update") == path.stat().st_size + 40
+
+
+def test_superbpe_labels_its_two_runs() -> None:
+    rec = StagedRecorder()
+    train(TEXT[:8000], 400, variant="superbpe", progress=rec)
+    labels = [e for e, _ in rec.events if e.startswith("stage")]
+    assert labels[0] == "stage stage 1/2: reading (B)"
+    assert "stage stage 2/2: merges (merges)" in labels
+
+
+def test_a_notebook_gets_bars_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    pytest.importorskip("tqdm")
+
+    class ZMQInteractiveShell:
+        pass
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = ZMQInteractiveShell  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    assert isinstance(resolve_progress(None), TqdmProgress)
+    monkeypatch.delitem(sys.modules, "ipykernel")
+    assert isinstance(resolve_progress(None), NullProgress)

@@ -93,6 +93,7 @@ __all__ = [
     "check_data",
     "check_errors",
     "check_int",
+    "data_size",
     "iter_segments",
     "iter_units",
     "is_jsonl",
@@ -193,6 +194,35 @@ def check_data(data: object) -> None:
                 _check_path(item)
             elif not isinstance(item, str):
                 raise _item_error(i, item)
+
+
+def data_size(data: object) -> int | None:
+    """The UTF-8 bytes of text in ``data`` when cheap to know (a ``str``, an uncompressed
+    text file, a list or tuple of them), else ``None`` (iterators, compressed files,
+    ``.jsonl`` and Parquet files, whose size is not their text's). For progress only.
+
+    >>> data_size(["ab", "é"])
+    4
+    """
+    if isinstance(data, str):
+        return len(data) if data.isascii() else len(data.encode("utf-8", "replace"))
+    if isinstance(data, os.PathLike):
+        name = os.fspath(data).lower()
+        if name.endswith((".gz", ".bz2", ".xz", ".zst", ".parquet", ".jsonl")):
+            return None
+        try:
+            return os.path.getsize(data)
+        except OSError:
+            return None
+    if isinstance(data, list | tuple):
+        total = 0
+        for item in data:
+            size = data_size(item) if isinstance(item, str | os.PathLike) else None
+            if size is None:
+                return None
+            total += size
+        return total
+    return None
 
 
 def check_int(value: object, name: str, low: int | None) -> int:

@@ -44,13 +44,14 @@ from bpeds.tokenizer.io import (
     check_data,
     check_errors,
     check_int,
+    data_size,
     iter_segments,
     refuse_file_names,
 )
 from bpeds.tokenizer.normalize import Form, check_normalizer, normalized
 from bpeds.tokenizer.presets import PRESETS, PresetDefault, resolve_preset
 from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
-from bpeds.tokenizer.progress import Progress, resolve_progress
+from bpeds.tokenizer.progress import JobProgress, Progress, resolve_progress
 from bpeds.tokenizer.special import check_special_ids, special_list, special_texts
 from bpeds.tokenizer.stops import EarlyStop
 from bpeds.tokenizer.superbpe import Stages
@@ -149,7 +150,7 @@ def _train_stages(
         variant=None,
         representation=PresetDefault.REPRESENTATION,
     )
-    first = _train_once(data, stages.first_size, ordinary)
+    first = _train_once(data, stages.first_size, ordinary, "stage 1/2: ")
     second = _train_once(
         data,
         stages.vocab_size,
@@ -161,13 +162,16 @@ def _train_stages(
             preset=None,
             base=first,
         ),
+        "stage 2/2: ",
     )
     return stages.model(first, second)
 
 
-def _train_once(data: object, vocab_size: int, args: TrainArguments) -> TrainedModel:
+def _train_once(
+    data: object, vocab_size: int, args: TrainArguments, stage: str = ""
+) -> TrainedModel:
     """One run of the merge loop: arguments checked, the corpus built, merged, recorded."""
-    run = _Run(data, vocab_size, args)
+    run = _Run(data, vocab_size, args, stage)
     # The cyclic collector would re-scan the growing corpus structures over and over
     # (see bpeds._gc); reference counting frees everything training drops.
     with gc_paused():
@@ -184,14 +188,14 @@ def _train_once(data: object, vocab_size: int, args: TrainArguments) -> TrainedM
             variant=run.variant,
             vocab=vocab,
         )
-        run.progress.start(run.num_merges)
+        run.job.pairs(run.num_merges)
         try:
             for record in driver:
-                run.progress.update(1)
+                run.job.merged()
                 if args.on_merge is not None:
                     args.on_merge(record, driver.vocab.token_bytes(record.new_id))
         finally:
-            run.progress.close()
+            run.job.close()
     return run.model(driver, corpus)
 
 
@@ -199,7 +203,9 @@ class _Run:
     """One run's arguments, checked before any data is read (in the order of the
     documentation's errors), and what the run reads, builds and records."""
 
-    def __init__(self, data: object, vocab_size: int, args: TrainArguments) -> None:
+    def __init__(
+        self, data: object, vocab_size: int, args: TrainArguments, stage: str = ""
+    ) -> None:
         self.args = args
         self.base = None if args.base is None else Continuation(args.base)
         pattern = args.pattern
@@ -237,7 +243,7 @@ class _Run:
         self.score = get_score(args.score)
         self.variant = None if args.variant is None else get_variant(args.variant)
         self.tie = tie_rule(opts["tie"])
-        self.progress = resolve_progress(args.progress)
+        self.job = JobProgress(resolve_progress(args.progress), stage)
         self._special_tokens(args.special_tokens)
         self._data(data)
 
@@ -308,7 +314,7 @@ class _Run:
             errors=self.errors,
             block_size=self.block_size,
         )
-        segments = normalized(self.normalizer, segments)
+        segments = normalized(self.normalizer, self.job.read(segments, data_size(part)))
         if group is not None:
             segments = named(group, segments)
         return pieces.count_pieces(
