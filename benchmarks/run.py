@@ -128,6 +128,28 @@ def resolve(spec: dict[str, Any], corpora: Path, model: Path | None) -> dict[str
     return out
 
 
+#: The module each peer's jobs import (``impl`` of a job spec, before any ``-batch``).
+PEER_MODULES = {
+    "rustbpe": "rustbpe",
+    "hf": "tokenizers",
+    "tiktoken": "tiktoken",
+    "bpeasy": "bpeasy",
+}
+
+
+def installed(impl: Impl, workload: str) -> bool:
+    """Whether ``impl``'s peer library can be imported; if not, say that it is skipped."""
+    import importlib.util
+
+    name = str(impl.spec.get("impl", "")).split("-")[0]
+    module = PEER_MODULES.get(name)
+    if module is None or importlib.util.find_spec(module) is not None:
+        return True
+    print(f"  {workload:16} SKIPPED {impl.label}: {module} is not installed "
+          "(pip install -e '.[bench]')", file=sys.stderr, flush=True)  # fmt: skip
+    return False
+
+
 def child_argv(impl: Impl, spec: dict[str, Any], profile: int = 0) -> list[str]:
     argv = [sys.executable, str(HERE / impl.script)]
     if profile:
@@ -145,9 +167,10 @@ def run_workload(w: Workload, repeat: int, corpora: Path, tmp: Path) -> tuple[li
         setup_report = run_child(child_argv(Impl("setup", spec), spec), cwd=ROOT).report
         print(f"  {w.name:16} setup: trained {setup_report.get('merges')} merges", file=sys.stderr)
     runs: list[Run] = []
+    impls = [i for i in w.impls if installed(i, w.name)]
     for rep in range(repeat):
-        shift = rep % len(w.impls)
-        order = w.impls[shift:] + w.impls[:shift]
+        shift = rep % len(impls)
+        order = impls[shift:] + impls[:shift]
         merges: dict[str, list[str]] = {}
         this_rep: list[Run] = []
         for position, impl in enumerate(order):
@@ -500,8 +523,10 @@ def main(argv: list[str] | None = None) -> int:
           f"({meta['minutes']} min, load median {meta['load1_median']})")  # fmt: skip
     for t in targets:
         v = t["value"]
-        shown = "n/a" if v is None else f"{v:.3f}"
-        print(f"  {'MET ' if t['met'] else 'MISS'} {t['text']}: {shown}")
+        if v is None:  # a workload this run did not measure (--only, --quick, a missing peer)
+            print(f"  --   {t['text']}: not measured in this run")
+            continue
+        print(f"  {'MET ' if t['met'] else 'MISS'} {t['text']}: {v:.3f}")
 
     import report
 
