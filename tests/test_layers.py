@@ -230,7 +230,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("bpeds.tokenizer.fastsplit",),  # the exact ASCII fast path of the patterns' split
     ("bpeds.tokenizer.files", "bpeds.tokenizer.counts"),
-    ("bpeds.tokenizer.encoder", "bpeds.tokenizer.dropout"),
+    ("bpeds.tokenizer.encoder", "bpeds.tokenizer.dropout", "bpeds.tokenizer.idmap"),
     # Training, below the Tokenizer: its input and counting, here or as tasks ...
     (
         "bpeds.tokenizer.io",

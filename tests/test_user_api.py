@@ -78,7 +78,7 @@ def test_one_loader_reads_every_format_and_tokenizer_load_names_it(
             Tokenizer.load(path)
 
 
-def test_the_loader_reads_hugging_face_s_own_numbering_when_asked(tmp_path: Path) -> None:
+def test_the_loader_keeps_hugging_face_s_own_ids(tmp_path: Path) -> None:
     import tokenizers
     from tokenizers import models, pre_tokenizers, trainers
 
@@ -92,12 +92,11 @@ def test_the_loader_reads_hugging_face_s_own_numbering_when_asked(tmp_path: Path
     )
     hf.train_from_iterator([SWIFT[:20000]], trainer)
     hf.save(str(tmp_path / "tokenizer.json"))
-    from bpeds.tokenizer.formats import FormatError
-
-    with pytest.raises(FormatError, match=r"bpeds.load\(path, renumber=True\)"):
-        bpeds.load(tmp_path / "tokenizer.json")
-    ours = bpeds.load(tmp_path / "tokenizer.json", renumber=True)
+    own = bpeds.load(tmp_path / "tokenizer.json")  # Hugging Face's own ids, kept
     text = SWIFT[20000:22000]
+    assert own.encode(text) == hf.encode(text).ids
+    assert own.get_vocab() == hf.get_vocab()
+    ours = bpeds.load(tmp_path / "tokenizer.json", renumber=True)
     shown = {i: s for s, i in ours.get_vocab().items()}
     assert [shown[i] for i in ours.encode(text)] == hf.encode(text).tokens
 

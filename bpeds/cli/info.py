@@ -31,7 +31,9 @@ def _pattern_label(pattern: str | None) -> str:
 
 def _info(tok: Tokenizer, top: int) -> dict[str, Any]:
     n = tok.num_merges
-    lengths = sorted(range(256, 256 + n), key=lambda i: (-len(tok.token_bytes(i)), i))[:top]
+    own = tok.ids  # (a model's own ids: shown for its tokens; measured in bpeds's numbering)
+    inner = tok.renumbered()
+    lengths = sorted(range(256, 256 + n), key=lambda i: (-len(inner.token_bytes(i)), i))[:top]
     return {
         "vocab_size": tok.vocab_size,
         "merges": n,
@@ -41,7 +43,11 @@ def _info(tok: Tokenizer, top: int) -> dict[str, Any]:
         "special_tokens": tok.special_tokens,
         "options": tok.options,
         "longest_tokens": [
-            {"id": i, "bytes": len(tok.token_bytes(i)), "token": render_token(tok.token_bytes(i))}
+            {
+                "id": i if own is None else own[i],
+                "bytes": len(inner.token_bytes(i)),
+                "token": render_token(inner.token_bytes(i)),
+            }
             for i in lengths
         ],
     }

@@ -260,8 +260,10 @@ def _truncatable(tok: Tokenizer) -> bool:
 
 
 def emitted_merges(tok: Tokenizer) -> list[int]:
-    """The merged tokens ``tok`` can emit, ascending: ids ``256 ..`` less those a loop
+    """The merged tokens ``tok`` can emit, ascending, in bpeds's numbering
+    (:meth:`~bpeds.tokenizer.Tokenizer.renumbered`): ids ``256 ..`` less those a loop
     variant removed or hid. Every metric over "the merged tokens" reads these. O(vocab)."""
+    tok = tok.renumbered()
     top = BYTE_TOKENS + tok.num_merges
     return [t for t in tok.token_ids() if BYTE_TOKENS <= t < top]
 
@@ -280,8 +282,10 @@ def evaluate(
 
     Every metric is over the vocabulary ``tok`` can emit (:func:`emitted_merges`): a
     loop variant's removed and hidden tokens keep their ids but are never produced, so
-    they count neither in ``|V|`` nor among the merged tokens.
+    they count neither in ``|V|`` nor among the merged tokens. A model with ids of its own
+    is measured in bpeds's numbering (the same tokens).
     """
+    tok = tok.renumbered()
     merges = tok.merges
     extra = len(tok.special_tokens)
     plain = _truncatable(tok)

@@ -5,8 +5,9 @@ vocabulary size, a line per configuration), ``token_lengths`` (merged-token
 lengths), ``premium`` (per-group premium, when the held-out text has groups)
 and ``overlap`` (the Jaccard heat map). Each is written twice, for a paper: as
 SVG (vector; the same bytes on every run, no date inside) and as a 300-dpi
-PNG. Every configuration has its own marker and line style as well as its own
-colour, so lines stay apart in print and in grey. matplotlib is imported only
+PNG, cropped to what is drawn (no label cut off). Every configuration has its own
+hollow marker and line style as well as its own colour, so lines stay apart in
+print and in grey, and equal values show both markers. matplotlib is imported only
 when a figure is drawn; the tables and CSV need nothing.
 """
 
@@ -59,7 +60,14 @@ def figure_files(names: list[str]) -> list[str]:
 
 
 def _style(i: int) -> dict[str, Any]:
-    return {"marker": _MARKERS[i % len(_MARKERS)], "linestyle": _LINES[i % len(_LINES)]}
+    """Marker and line style of the ``i``-th configuration: hollow markers, so that two
+    configurations with the same value both show."""
+    return {
+        "marker": _MARKERS[i % len(_MARKERS)],
+        "linestyle": _LINES[i % len(_LINES)],
+        "fillstyle": "none",
+        "markeredgewidth": 1.5,
+    }
 
 
 def figures(c: Measured) -> dict[str, bytes]:
@@ -83,7 +91,9 @@ def figures(c: Measured) -> dict[str, bytes]:
             # No date or software stamp: the same comparison gives the same bytes.
             meta = {"Date": None} if ext == "svg" else {"Software": None}
             with matplotlib.rc_context({"svg.hashsalt": "bpeds", "svg.fonttype": "none"}):
-                fig.savefig(buf, format=ext, dpi=DPI, metadata=meta)
+                fig.savefig(
+                    buf, format=ext, dpi=DPI, metadata=meta, bbox_inches="tight", pad_inches=0.05
+                )
             out[f"{name}.{ext}"] = buf.getvalue()
 
     out: dict[str, bytes] = {}

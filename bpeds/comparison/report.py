@@ -76,7 +76,7 @@ class Comparison:
         self.alpha = alpha
         self.counting_s = counting_s
         self.provenance = dict(provenance or {})
-        done = {k: t for k, t in tokenizers.items() if t is not None}
+        done = {k: t.renumbered() for k, t in tokenizers.items() if t is not None}
         # Over the merged tokens each can emit (a loop variant's removed and hidden ones
         # are never produced), in merge order.
         merged = {k: emitted_merges(t) for k, t in done.items()}

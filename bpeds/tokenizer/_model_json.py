@@ -44,6 +44,7 @@ class ModelParts(NamedTuple):
     source: str
     events: list[Any] | None = None
     normalizer: str | None = None
+    ids: list[int] | None = None
 
 
 def render(
@@ -54,6 +55,7 @@ def render(
     events: Sequence[Sequence[Any]] | None = None,
     *,
     normalizer: str | None = None,
+    ids: Sequence[int] | None = None,
 ) -> str:
     """The document for these parts: one key per line, one merge per line, options sorted.
 
@@ -78,7 +80,7 @@ def render(
         "the tokenizer (cannot be saved)",
         ModelFormatError,
     )
-    head = {
+    head: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION if events is None else EVENTS_VERSION,
         "pattern": pattern,
@@ -86,6 +88,8 @@ def render(
         "options": dict(options),
         **({} if normalizer is None else {"normalizer": normalizer}),
     }
+    if ids is not None:  # (one line: a model's own ids, byte and merge tokens in bpeds's order)
+        head["ids"] = list(ids)
     lines = ["{"]
     for key, value in head.items():
         body = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=key == "options")
@@ -169,7 +173,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     missing = [k for k in keys if k not in doc]
     if missing:
         raise fail(f"missing key(s) {missing}")
-    extra = sorted(set(doc) - set(keys) - {"normalizer"})
+    extra = sorted(set(doc) - set(keys) - {"normalizer", "ids"})
     if extra:
         raise fail(f"unknown key(s) {extra}")
     pattern = doc["pattern"]
@@ -208,7 +212,10 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     normalizer = doc.get("normalizer")
     if normalizer is not None and not isinstance(normalizer, str):
         raise fail(f'"normalizer" must be a string or absent, found {short_repr(normalizer)}')
-    return ModelParts(pairs, pattern, special, options, source, events, normalizer)
+    ids = doc.get("ids")
+    if ids is not None and not (isinstance(ids, list) and all(_is_int(i) for i in ids)):
+        raise fail('"ids" must be an array of integer ids or absent')
+    return ModelParts(pairs, pattern, special, options, source, events, normalizer, ids)
 
 
 def read(path: str | os.PathLike[str]) -> ModelParts:
@@ -232,6 +239,7 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
             options=parts.options,
             **({} if parts.events is None else {"events": parts.events}),
             **({} if parts.normalizer is None else {"normalizer": parts.normalizer}),
+            **({} if parts.ids is None else {"ids": parts.ids}),
         )
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"{parts.source}: {exc}") from None

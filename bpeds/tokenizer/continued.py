@@ -82,6 +82,8 @@ class Continuation:
         self.options = model.options
         #: the base's Unicode normaliser, which the new data is read with too
         self.normalizer: Form | None = check_normalizer(getattr(model, "normalizer", None))
+        #: the base's own ids of its byte and merge tokens (None: bpeds's numbering)
+        self.ids: list[int] | None = getattr(model, "ids", None)
 
     @property
     def size(self) -> int:
@@ -152,10 +154,49 @@ class Continuation:
             out += encode(segment[0] if len(segment) == 1 else "".join(segment))
             yield out, n
 
+    def own_ids(self, num_merges: int) -> list[int] | None:
+        """The ids of the continued model's byte and merge tokens when the base has ids of
+        its own (:attr:`bpeds.tokenizer.Tokenizer.ids`): the base's, then one new id per
+        new merge after every id the base uses (its special tokens' too), as
+        ``bpe-continue`` numbers them. ``None`` for a base in bpeds's numbering."""
+        if self.ids is None:
+            return None
+        nxt = max([*self.ids, *self.special_tokens.values()]) + 1
+        new = BYTE_TOKENS + num_merges - len(self.ids)
+        return [*self.ids, *range(nxt, nxt + new)]
+
+    def tie_order(self) -> list[int]:
+        """``SmallestIds``'s ``byte_order`` that compares pairs by the base's own ids:
+        each byte's rank among the bytes by its id. ``ValueError`` when ids of the base's
+        merged tokens are not all above its bytes' and in merge order (ties by smallest
+        ids could then not be told by that rule). O(tokens)."""
+        assert self.ids is not None
+        ids = self.ids
+        merged = ids[BYTE_TOKENS:]
+        if (merged and max(ids[:BYTE_TOKENS]) > merged[0]) or any(
+            a >= b for a, b in pairwise(merged)
+        ):
+            raise ValueError(
+                "tie='smallest_ids' compares the base's own ids, which here are not bytes "
+                "first and merges in merge order: pass another tie rule, or continue from "
+                "base.renumbered()"
+            )
+        rank = [0] * BYTE_TOKENS
+        for r, b in enumerate(sorted(range(BYTE_TOKENS), key=ids.__getitem__)):
+            rank[b] = r
+        return rank
+
     def special_ids(self, num_merges: int, texts: list[str], stacklevel: int) -> dict[str, int]:
         """Special ids after continued training to ``num_merges`` merges in all: the base's
         where no merge id needs them, the others (with a ``UserWarning``, ``stacklevel``
         counted from the caller) and the new ``texts`` after every other id."""
+        if self.ids is not None:  # own ids: the base's special ids are free; new ones last
+            own = self.own_ids(num_merges)
+            assert own is not None
+            nxt = max([*own, *self.special_tokens.values()]) + 1
+            out = dict(self.special_tokens)
+            out.update((t, nxt + j) for j, t in enumerate(texts))
+            return out
         top = BYTE_TOKENS + num_merges  # merge ids are 0 .. top - 1
         kept = {t: i for t, i in self.special_tokens.items() if i >= top}
         moved = [t for t in self.special_tokens if t not in kept]

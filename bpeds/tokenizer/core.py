@@ -64,6 +64,7 @@ from bpeds.tokenizer.encoder import (
     token_table,
 )
 from bpeds.tokenizer.files import write_files
+from bpeds.tokenizer.idmap import IdMap
 from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
@@ -123,6 +124,7 @@ class Tokenizer:
         "_events",
         "_gone",
         "_hidden",
+        "_idmap",
         "_merges",
         "_normalizer",
         "_options",
@@ -140,6 +142,7 @@ class Tokenizer:
         options: Mapping[str, Any] | None = None,
         events: Sequence[Sequence[Any]] | None = None,
         normalizer: str | None = None,
+        ids: Sequence[int] | None = None,
     ) -> None:
         if isinstance(merges, str | bytes) or not isinstance(merges, Iterable):
             raise TypeError(f"merges must be a sequence of (int, int) pairs, got {merges!r}")
@@ -173,7 +176,10 @@ class Tokenizer:
                     "special_tokens must be a mapping text -> id, got "
                     f"{type(special_tokens).__name__}"
                 )
-            special = check_special_ids(special_tokens, len(checked))
+            if ids is None:
+                special = check_special_ids(special_tokens, len(checked))
+            else:  # the ids are the model's own: a special id only has to be free
+                special = check_special_ids(special_tokens, -BYTE_TOKENS)
         opts: dict[str, Any] = {}
         if options is not None:
             if not isinstance(options, Mapping):
@@ -197,6 +203,14 @@ class Tokenizer:
                 raise TokenizerError(f"events: {exc}") from None
         self._events = log
         self._normalizer = check_normalizer(normalizer)
+        self._idmap = IdMap.of(ids, BYTE_TOKENS + len(checked), special)
+        if self._idmap is not None and log is not None:
+            raise TokenizerError(
+                "a tokenizer with its own ids (ids=...) encodes by ranked merges; it cannot "
+                "also replay a loop variant's event log"
+            )
+        if ids is not None and self._idmap is None and special:
+            check_special_ids(special, len(checked))  # bpeds's own ids after all
         self._gone = gone
         self._hidden = hidden
         self._merges = checked
@@ -224,6 +238,41 @@ class Tokenizer:
     def pattern(self) -> str | None:
         """The split regex source, or ``None`` for no split."""
         return self._pattern
+
+    @property
+    def ids(self) -> list[int] | None:
+        """The model's own id of each byte and merge token (``ids[t]`` for bpeds's id
+        ``t``: byte ``b`` is ``t = b``, merge ``k`` makes ``t = 256 + k``), or ``None`` when
+        they are bpeds's ids. Imported GPT-2, ``cl100k_base`` and Hugging Face tokenizers
+        keep their ids this way, and so does training continued from them; every id the
+        tokenizer takes or gives (encoding, decoding, :meth:`token_bytes`,
+        :meth:`get_vocab`, ...) is then the model's own, while :attr:`merges` stays in
+        bpeds's numbering. A copy; O(tokens)."""
+        m = self._idmap
+        return None if m is None else m.public[: BYTE_TOKENS + len(self._merges)]
+
+    def renumbered(self) -> Tokenizer:
+        """This tokenizer in bpeds's numbering: bytes by value, merge ``k`` as ``256 + k``,
+        special tokens after the merges in the order of their ids; itself when it has no
+        ids of its own (:attr:`ids`). Encodes the same tokens, under other ids.
+
+        >>> own = Tokenizer([(97, 98)], pattern=None, ids=[*range(1, 257), 0])
+        >>> own.encode("ab"), own.renumbered().encode("ab")
+        ([0], [256])
+
+        O(merges + special tokens).
+        """
+        if self._idmap is None:
+            return self
+        top = BYTE_TOKENS + len(self._merges)
+        order = sorted(self._special, key=self._special.__getitem__)
+        return Tokenizer(
+            self._merges,
+            pattern=self._pattern,
+            special_tokens={t: top + j for j, t in enumerate(order)},
+            options=self._options,
+            normalizer=self._normalizer,
+        )
 
     @property
     def normalizer(self) -> Form | None:
@@ -275,6 +324,8 @@ class Tokenizer:
     @property
     def max_token_id(self) -> int:
         """The largest id in use. O(special tokens)."""
+        if self._idmap is not None:
+            return max(self._idmap.public)
         return max([BYTE_TOKENS + len(self._merges) - 1, *self._special.values()])
 
     def token_bytes(self, token: int) -> bytes:
@@ -288,18 +339,30 @@ class Tokenizer:
         of the token), O(1) when recently built.
         """
         token = as_token_id(token)
-        if not 0 <= token < BYTE_TOKENS + len(self._merges):
-            for text, i in self._special.items():
-                if i == token:
-                    raise UnknownTokenError(
-                        f"id {token} is the special token {text!r}, which has no merge bytes; "
-                        "id_to_token() gives its UTF-8 text"
-                    )
-            raise UnknownTokenError(
-                f"unknown token id {token}: byte and merge ids are "
-                f"0..{BYTE_TOKENS + len(self._merges) - 1}"
-            )
-        return self._vocab.token_bytes(token)
+        inner = self._inner(token)
+        if inner is not None:
+            return self._vocab.token_bytes(inner)
+        for text, i in self._special.items():
+            if i == token:
+                raise UnknownTokenError(
+                    f"id {token} is the special token {text!r}, which has no merge bytes; "
+                    "id_to_token() gives its UTF-8 text"
+                )
+        known = (
+            f"0..{BYTE_TOKENS + len(self._merges) - 1}"
+            if self._idmap is None
+            else "this model's own (see Tokenizer.ids)"
+        )
+        raise UnknownTokenError(f"unknown token id {token}: byte and merge ids are {known}")
+
+    def _inner(self, token: int) -> int | None:
+        """bpeds's id of a byte or merge token given by its public id, else ``None``."""
+        m = self._idmap
+        top = BYTE_TOKENS + len(self._merges)
+        if m is None:
+            return token if 0 <= token < top else None
+        inner = m.one(token)
+        return inner if inner is not None and inner < top else None
 
     def id_to_token(self, token: int) -> bytes:
         """The bytes of any id: a byte or merge token's bytes, a special token's UTF-8 text.
@@ -310,8 +373,9 @@ class Tokenizer:
         Unknown ids raise :class:`UnknownTokenError`. O(length of the token).
         """
         token = as_token_id(token)
-        if 0 <= token < BYTE_TOKENS + len(self._merges):
-            return self._vocab.token_bytes(token)
+        inner = self._inner(token)
+        if inner is not None:
+            return self._vocab.token_bytes(inner)
         for text, i in self._special.items():
             if i == token:
                 return text.encode("utf-8")
@@ -342,7 +406,7 @@ class Tokenizer:
             raise TypeError(f"token must be bytes or str, got {type(token).__name__}")
         found = self._enc().ranks.get(data)
         if found is not None:
-            return found
+            return found if self._idmap is None else self._idmap.public[found]
         try:
             return self._special.get(data.decode("utf-8"))
         except UnicodeDecodeError:
@@ -361,6 +425,8 @@ class Tokenizer:
         gone = self._gone | self._hidden
         top = BYTE_TOKENS + len(self._merges)
         ids = [t for t in range(top) if t not in gone] if gone else list(range(top))
+        if self._idmap is not None:
+            return sorted(self._idmap.out(ids) + list(self._special.values()))
         return ids + sorted(self._special.values())
 
     def get_vocab(self) -> dict[str, int]:
@@ -387,7 +453,7 @@ class Tokenizer:
         for t in self.token_ids():
             text = special.get(t)
             if text is None:
-                text = "".join(table[b] for b in self._vocab.token_bytes(t))
+                text = "".join(table[b] for b in self.id_to_token(t))
             out.setdefault(text, t)
         return out
 
@@ -399,7 +465,11 @@ class Tokenizer:
         special_tokens=tok.special_tokens)`` encodes exactly as :meth:`encode`.
         Complexity: O(total token bytes) the first time, then O(tokens) (a copy).
         """
-        return dict(self._enc().ranks)
+        ranks = self._enc().ranks
+        if self._idmap is None:
+            return dict(ranks)
+        public = self._idmap.public
+        return {b: public[i] for b, i in ranks.items()}
 
     # -- encoding and decoding --------------------------------------------------------------
 
@@ -416,9 +486,8 @@ class Tokenizer:
                 assert self._events is not None
                 parents = {BYTE_TOKENS + k: m for k, m in enumerate(self._merges)}
                 piece = Replay(self._events, parents, self._hidden)
-            enc = self._encoder = Encoder(
-                token_table(self._merges), split, self._special, piece=piece
-            )
+            special = self._special if self._idmap is None else self._idmap.special_internal
+            enc = self._encoder = Encoder(token_table(self._merges), split, special, piece=piece)
         return enc
 
     @property
@@ -463,12 +532,14 @@ class Tokenizer:
         of uncached pieces (O(n log n) for a piece of n bytes).
         """
         if self._normalizer is not None:
-            return self._normalized(
+            ids = self._normalized(
                 text, self._enc().encode_ordinary, allowed_special, disallowed_special
             )
-        return self._enc().encode(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
+        else:
+            ids = self._enc().encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
+        return ids if self._idmap is None else self._idmap.out(ids)
 
     def _normalized(
         self,
@@ -496,7 +567,7 @@ class Tokenizer:
         pos = 0
         for m in special_token_regex(usable).finditer(text):
             out += ordinary(norm(form, text[pos : m.start()]))
-            out.append(self._special[m.group()])
+            out.append(enc.special[m.group()])
             pos = m.end()
         out += ordinary(norm(form, text[pos:]))
         return out
@@ -631,13 +702,15 @@ class Tokenizer:
         findall = None if compiled is None else self._split_function()
         dropped = DropoutEncoder(self._enc(), findall, self._merges)
         if self._normalizer is not None:
-            return self._normalized(
+            ids = self._normalized(
                 text,
                 lambda t: dropped.encode(t, p, rng, (), ()),
                 allowed_special,
                 disallowed_special,
             )
-        return dropped.encode(text, p, rng, allowed_special, disallowed_special)
+        else:
+            ids = dropped.encode(text, p, rng, allowed_special, disallowed_special)
+        return ids if self._idmap is None else self._idmap.out(ids)
 
     def _split_function(self) -> Callable[[str], list[str]]:
         """The split of :meth:`encode` (a pattern not of bpeds's own, with a time limit)."""
@@ -658,7 +731,8 @@ class Tokenizer:
             if not isinstance(text, str):
                 raise TypeError(f"text must be a str, got {type(text).__name__}")
             text = unicodedata.normalize(self._normalizer, text)
-        return self._enc().encode_ordinary(text)
+        ids = self._enc().encode_ordinary(text)
+        return ids if self._idmap is None else self._idmap.out(ids)
 
     def encode_batch(
         self,
@@ -710,6 +784,8 @@ class Tokenizer:
         An unknown id raises :class:`UnknownTokenError` naming it and its
         position; a non-int raises ``TypeError``. O(output bytes).
         """
+        if self._idmap is not None:
+            ids = self._idmap.into(ids)
         return self._enc().decode_bytes(ids)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
@@ -735,6 +811,8 @@ class Tokenizer:
         >>> tok.decode([226, 152]), tok.decode([226, 152], errors="ignore")
         ('\ufffd', '')
         """
+        if self._idmap is not None:
+            ids = self._idmap.into(ids)
         return self._enc().decode(ids, errors)
 
     # -- training (in place, like minbpe's and Hugging Face's train methods) -----------------
@@ -830,6 +908,7 @@ class Tokenizer:
             options=model.options,
             events=model.events,
             normalizer=model.normalizer,
+            ids=model.ids,
         )
 
     # -- persistence --------------------------------------------------------------------------
@@ -848,6 +927,7 @@ class Tokenizer:
             self._merges,
             self.events,
             normalizer=self._normalizer,
+            ids=self.ids,
         )
         write_files([(path, (text + "\n").encode("utf-8"))], overwrite=overwrite)
 
@@ -887,6 +967,7 @@ class Tokenizer:
             and self._options == other._options
             and self._events == other._events
             and self._normalizer == other._normalizer
+            and self.ids == other.ids
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -908,6 +989,7 @@ class Tokenizer:
             "options": self._options,
             "events": self.events,
             "normalizer": self._normalizer,
+            "ids": self.ids,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -918,6 +1000,7 @@ class Tokenizer:
             options=state["options"],
             events=state.get("events"),
             normalizer=state.get("normalizer"),
+            ids=state.get("ids"),
         )
 
     def _replace(self, other: Tokenizer) -> None:
@@ -932,4 +1015,5 @@ class Tokenizer:
         self._gone = other._gone
         self._hidden = other._hidden
         self._normalizer = other._normalizer
+        self._idmap = other._idmap
         self._encoder = None

@@ -36,6 +36,7 @@ class TrainedModel:
     options: dict[str, Any]
     events: list[list[int | str]] | None = None
     normalizer: str | None = None  # NFC, NFD, NFKC or NFKD, applied before splitting
+    ids: list[int] | None = None  # the model's own id of each byte and merge token
 
     @property
     def replays(self) -> bool:

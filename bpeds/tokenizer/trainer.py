@@ -33,7 +33,7 @@ from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
 from bpeds.scoring.base import Score
 from bpeds.scoring.registry import describe_score, get_score
-from bpeds.scoring.ties import TieRule, tie_rule
+from bpeds.scoring.ties import SmallestIds, TieRule, tie_rule
 from bpeds.tokenizer import pieces
 from bpeds.tokenizer.continued import BaseModel, Continuation
 from bpeds.tokenizer.counts import Counts
@@ -243,6 +243,9 @@ class _Run:
         self.score = get_score(args.score)
         self.variant = None if args.variant is None else get_variant(args.variant)
         self.tie = tie_rule(opts["tie"])
+        if self.base is not None and self.base.ids is not None and self.tie.name == "smallest_ids":
+            # ties by the smallest ids are by the base's own ids (as bpe-continue breaks them)
+            self.tie = SmallestIds(self.base.tie_order())
         self.job = JobProgress(resolve_progress(args.progress), stage)
         self._special_tokens(args.special_tokens)
         self._data(data)
@@ -365,8 +368,9 @@ class _Run:
             ids = self.given_ids
         else:
             ids = {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(self.texts)}
+        own = None if self.base is None else self.base.own_ids(len(merges))
         return TrainedModel(
-            merges, self.source, ids, self._recorded(driver), events, self.normalizer
+            merges, self.source, ids, self._recorded(driver), events, self.normalizer, own
         )
 
     def _recorded(self, driver: MergeDriver) -> dict[str, Any]:

@@ -119,6 +119,7 @@ def build_tokenizer(
     pattern: str | None,
     special_tokens: Mapping[str, int] | None = None,
     options: Mapping[str, Any] | None = None,
+    ids: Sequence[int] | None = None,
 ) -> Tokenizer:
     """A :class:`~bpeds.tokenizer.Tokenizer`, its validation errors reworded as
     :class:`FormatError` naming ``where`` the parts came from.
@@ -127,7 +128,9 @@ def build_tokenizer(
     too: the tokenizer could not be saved again."""
     check_text([pattern, dict(special_tokens or {})], where, FormatError)
     try:
-        return Tokenizer(merges, pattern=pattern, special_tokens=special_tokens, options=options)
+        return Tokenizer(
+            merges, pattern=pattern, special_tokens=special_tokens, options=options, ids=ids
+        )
     except TokenizerError as exc:
         raise FormatError(f"{where}: {exc}") from None
 
@@ -151,10 +154,12 @@ def check_u32_ids(tok: Tokenizer, target: str) -> None:
 
 
 def distinct_token_bytes(tok: Tokenizer, target: str) -> list[bytes]:
-    """The bytes of every byte and merge token, in id order; two ids with equal
-    bytes raise :class:`FormatError` (``target`` maps bytes to ids, so it cannot
-    hold both). Complexity: O(total bytes of all tokens)."""
-    out = [tok.token_bytes(i) for i in range(256 + tok.num_merges)]
+    """The bytes of every byte and merge token, in bpeds's id order (a model's own id
+    of token ``i`` is ``public_ids(tok)[i]``); two ids with equal bytes raise
+    :class:`FormatError` (``target`` maps bytes to ids, so it cannot hold both).
+    Complexity: O(total bytes of all tokens)."""
+    inner = tok.renumbered()  # (a model with ids of its own: bpeds's order, its ids below)
+    out = [inner.token_bytes(i) for i in range(256 + tok.num_merges)]
     if len(set(out)) != len(out):
         first: dict[bytes, int] = {}
         for i, b in enumerate(out):
@@ -165,6 +170,24 @@ def distinct_token_bytes(tok: Tokenizer, target: str) -> list[bytes]:
                 )
             first[b] = i
     return out
+
+
+def public_ids(tok: Tokenizer) -> list[int]:
+    """The id ``tok`` gives each byte and merge token, in bpeds's order: its own
+    (:attr:`~bpeds.tokenizer.Tokenizer.ids`) or ``0 .. 255 + merges``."""
+    ids = tok.ids
+    return list(range(256 + tok.num_merges)) if ids is None else ids
+
+
+def refuse_own_ids(tok: Tokenizer, target: str) -> None:
+    """Raise :class:`FormatError` when ``tok`` has ids of its own, which ``target`` (a
+    format that numbers bytes by value and merge ``k`` as ``256 + k``) cannot hold."""
+    if tok.ids is not None:
+        raise FormatError(
+            f"{target} numbers bytes by value and merge k as 256 + k, and this tokenizer "
+            "keeps a model's own ids: export it as tokenizer.json or tiktoken ranks, or "
+            "write tok.renumbered() (the same tokens in bpeds's numbering)"
+        )
 
 
 #: ``rank(left, right, start, mid, end)`` -> ``(rank, new_id)`` of merging the

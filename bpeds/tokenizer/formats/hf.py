@@ -61,6 +61,7 @@ from bpeds.tokenizer.formats._common import (
     decode_utf8,
     distinct_token_bytes,
     parse_json,
+    public_ids,
     read_bytes,
     refuse_replay,
     renumber_specials,
@@ -109,7 +110,7 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
     refuse_replay(tok, "a Hugging Face tokenizer.json")
     check_u32_ids(tok, "a tokenizer.json")
     tokens = [_as_text(b) for b in distinct_token_bytes(tok, "a tokenizer.json vocab")]
-    vocab = {text: i for i, text in enumerate(tokens)}
+    vocab = dict(zip(tokens, public_ids(tok), strict=True))
     specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])
     for text, i in specials:
         if text in vocab:
@@ -220,6 +221,7 @@ def rank_rule_conflicts(tok: Tokenizer) -> list[int]:
     merges = tok.merges
     pair_rank = {pair: k for k, pair in enumerate(merges)}
     token_bytes = distinct_token_bytes(tok, "bytes rank")
+    public = public_ids(tok)
     id_of = {b: i for i, b in enumerate(token_bytes)}
     out: list[int] = []
     for t in range(256, 256 + len(merges)):
@@ -240,7 +242,7 @@ def rank_rule_conflicts(tok: Tokenizer) -> list[int]:
         if [p[2] for p in bpe_parts(piece, by_pair)] != [t] or [
             p[2] for p in bpe_parts(piece, by_bytes)
         ] != [t]:
-            out.append(t)
+            out.append(public[t])
     return out
 
 
@@ -448,21 +450,18 @@ def _assemble(
                 "model holds only those",
             )
         specials.update((t, vocab[t]) for t in leftovers)
+    ids: list[int] | None = None
     if not renumber:
+        # the file's own ids, kept (bpeds's order inside: bytes by value, merges in order)
+        ids = [0] * (256 + len(pairs))
         for text, i in ours.items():
-            if vocab[text] != i:
-                kind = f"byte 0x{_U2B[text]:02x}" if i < 256 else f"the token of merge {i - 256}"
-                raise _fail(
-                    where,
-                    f"{kind} ({short_repr(text)}) has id {vocab[text]} there but {i} in bpeds, "
-                    "which "
-                    "numbers bytes 0..255 by value and merge k as 256 + k; pass renumber=True "
-                    "(--renumber) to import it with bpeds's ids",
-                )
+            ids[i] = vocab[text]
     else:
         specials = renumber_specials(specials, 256 + len(pairs))
     options = {"imported_from": imported_from}
-    return build_tokenizer(where, pairs, pattern=pattern, special_tokens=specials, options=options)
+    return build_tokenizer(
+        where, pairs, pattern=pattern, special_tokens=specials, options=options, ids=ids
+    )
 
 
 def _check_source(where: str, pattern: str | None) -> str | None:

@@ -36,6 +36,7 @@ from bpeds.tokenizer.formats._common import (
     decode_utf8,
     read_bytes,
     refuse_normalizer,
+    refuse_own_ids,
     refuse_replay,
 )
 from bpeds.tokenizer.limits import short_repr
@@ -101,6 +102,7 @@ def minbpe_model_text(tok: Tokenizer) -> str:
     """
     refuse_replay(tok, "a minbpe .model")
     refuse_normalizer(tok, "a minbpe .model")
+    refuse_own_ids(tok, "a minbpe .model")
     _check_writable(tok)
     lines = [MINBPE_VERSION, tok.pattern or ""]
     specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from bpeds.tokenizer.formats._common import (
     build_tokenizer,
     check_u32_ids,
     distinct_token_bytes,
+    public_ids,
     read_bytes,
     refuse_normalizer,
     refuse_replay,
@@ -76,7 +78,16 @@ def tiktoken_ranks(tok: Tokenizer) -> dict[bytes, int]:
     refuse_replay(tok, "a tiktoken rank file")
     refuse_normalizer(tok, "a tiktoken rank file")
     tokens = distinct_token_bytes(tok, "tiktoken's mergeable_ranks")
-    return {b: i for i, b in enumerate(tokens)}
+    public = public_ids(tok)
+    merged = public[256:]
+    if any(a >= b for a, b in itertools.pairwise(merged)):
+        raise FormatError(
+            "tiktoken ranks are ids, and this tokenizer's own ids of its merged tokens are "
+            "not in merge order, so tiktoken would merge in another order: export "
+            "tok.renumbered(), or a tokenizer.json"
+        )
+    ranks = dict(zip(tokens, public, strict=True))
+    return dict(sorted(ranks.items(), key=lambda item: item[1]))
 
 
 def tiktoken_file_bytes(tok: Tokenizer) -> bytes:
@@ -184,11 +195,12 @@ def from_tiktoken_ranks(
     >>> tok.merges
     [(104, 105), (256, 33)]
 
-    Every one of the 256 single bytes must have a rank. Ids are kept when the
-    ranks already follow bpeds's numbering (byte ``b`` has rank ``b``, the
-    other tokens ranks ``256, 257, ...``); otherwise ``renumber=True`` keeps
-    the rank *order* (which is all that bytes-rank encoding uses) and numbers
-    bytes by value and the rest from 256, special tokens after them. Raises
+    Every one of the 256 single bytes must have a rank. The ranks are the
+    tokenizer's ids (:attr:`~bpeds.tokenizer.Tokenizer.ids` holds them when they
+    are not bpeds's numbering, as GPT-2's and ``cl100k_base``'s are not);
+    ``renumber=True`` keeps the rank *order* (which is all that bytes-rank encoding
+    uses) and gives bpeds's ids: bytes by value, the rest from 256, special tokens
+    after them. Raises
     :class:`FormatError` for a token no BPE over lower ranks builds (see the
     module docstring). Complexity: O(sum over tokens of L log L) for tokens of
     L bytes, plus O(L^2) byte slicing in the worst case.
@@ -202,15 +214,11 @@ def from_tiktoken_ranks(
     id_of: dict[bytes, int] = {bytes((b,)): b for b in range(256)}
     for k, (_, t) in enumerate(multi):
         id_of[t] = 256 + k
-    if not renumber:
+    ids: list[int] | None = None
+    if not renumber:  # the ranks kept as the tokenizer's own ids
+        ids = [0] * len(id_of)
         for t, r in ranks.items():
-            if id_of[t] != r:
-                raise FormatError(
-                    f"{source}: token {t[:40]!r} has rank {r} but would be id {id_of[t]} in "
-                    "bpeds, which numbers bytes 0..255 by value and the other tokens from 256 "
-                    "in rank order; pass renumber=True (--renumber) to import it with bpeds's "
-                    "ids"
-                )
+            ids[id_of[t]] = r
     merges: list[tuple[int, int]] = []
     for k, (rank, piece) in enumerate(multi):
         limit = 256 + k
@@ -245,6 +253,7 @@ def from_tiktoken_ranks(
         pattern=pattern,
         special_tokens=specials,
         options={"imported_from": "tiktoken"},
+        ids=ids,
     )
 
 
