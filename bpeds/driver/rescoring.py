@@ -470,8 +470,10 @@ class RescoreInViews(RescoreTouched):
         assert isinstance(select, ViewSelection)
         select.move_to(self.table.totals)
         pairs = list(rising)
+        gone: list[int] = []
         for _ in select.each_view():
-            self.forget(self.rescore(pairs)[0])
+            gone = self.rescore(pairs)[0]  # (the same in every view: counts and rules)
+        self.forget(gone)
 
     def rescore_everything(self, pairs: list[int]) -> None:
         select = self.select
