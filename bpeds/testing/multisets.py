@@ -363,10 +363,10 @@ class _OptionsMachine(RuleBasedStateMachine):
 
     @classmethod
     def _bind(cls, name: str, **options: Any) -> type[RuleBasedStateMachine]:
-        """A subclass called ``name`` with ``options`` as class attributes (callables as static
-        methods, so that ``self.factory(...)`` calls the factory itself)."""
+        """A subclass called ``name``, in ``cls``'s module, with ``options`` as class attributes
+        (callables as static methods, so that ``self.factory(...)`` calls the factory itself)."""
         namespace = {k: staticmethod(v) if callable(v) else v for k, v in options.items()}
-        return type(name, (cls,), namespace)
+        return type(name, (cls,), {"__module__": cls.__module__, **namespace})
 
 
 class _MultisetMachine(_OptionsMachine):
