@@ -372,36 +372,70 @@ class _Nodes:
         return None if node is None else self.of(node)
 
 
-# -- IndexedList ---------------------------------------------------------------------
+#: Every node a list machine has seen, dead ones included.
+_NODES = Bundle("nodes")
 
 
-class _IndexedListMachine(_OptionsMachine):
-    """The machine :func:`indexed_list_machine` returns a subclass of, its arguments bound."""
-
-    nodes = Bundle("nodes")
+class _ListMachine(_OptionsMachine):
+    """What the IndexedList and Leap machines share: the factory and alphabet they are bound
+    to, the nodes they have seen (and one foreign node), and the rules on one node."""
 
     factory: Any
     alphabet: int = ALPHABET
 
     value_st: ClassVar[st.SearchStrategy[int]]
-    pair_st: ClassVar[st.SearchStrategy[tuple[int, int]]]
+
+    model: IndexedListModel | LeapModel
 
     @classmethod
     def _draws(cls) -> None:
         cls.value_st = st.integers(0, cls.alphabet)
-        cls.pair_st = token_pairs(cls.alphabet)
 
     def __init__(self) -> None:
         super().__init__()
         self.real: Any = None
-        self.model = IndexedListModel([])
         self.seen = _Nodes()
         self.foreign: Any = None
+
+    def ref(self, node: Any) -> int | None:
+        return self.seen.ref(node)
+
+    @rule(node=_NODES)
+    def delete(self, node: Any) -> None:
+        i = self.seen.of(node)
+        _same_outcome(lambda: self.real.delete(node), lambda: self.model.delete(i))
+
+    @_per_subclass(lambda m: rule(node=_NODES, value=m.value_st))
+    def set_value(self, node: Any, value: int) -> None:
+        i = self.seen.of(node)
+        _same_outcome(
+            lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
+        )
+
+
+# -- IndexedList ---------------------------------------------------------------------
+
+
+class _IndexedListMachine(_ListMachine):
+    """The machine :func:`indexed_list_machine` returns a subclass of, its arguments bound."""
+
+    pair_st: ClassVar[st.SearchStrategy[tuple[int, int]]]
+
+    model: IndexedListModel
+
+    @classmethod
+    def _draws(cls) -> None:
+        super()._draws()
+        cls.pair_st = token_pairs(cls.alphabet)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = IndexedListModel([])
 
     # Lists only shrink, so start them long enough to last a run.
     @_per_subclass(
         lambda m: initialize(
-            target=m.nodes,
+            target=_NODES,
             chunks=token_chunks(m.alphabet, min_chunks=1, max_chunks=4, max_chunk_size=10),
             single=st.booleans(),
         )
@@ -422,22 +456,7 @@ class _IndexedListMachine(_OptionsMachine):
         self.foreign = next(iter(other))
         return multiple(*built)
 
-    def ref(self, node: Any) -> int | None:
-        return self.seen.ref(node)
-
-    @rule(node=nodes)
-    def delete(self, node: Any) -> None:
-        i = self.seen.of(node)
-        _same_outcome(lambda: self.real.delete(node), lambda: self.model.delete(i))
-
-    @_per_subclass(lambda m: rule(node=m.nodes, value=m.value_st))
-    def set_value(self, node: Any, value: int) -> None:
-        i = self.seen.of(node)
-        _same_outcome(
-            lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
-        )
-
-    @rule(node=nodes)
+    @rule(node=_NODES)
     def unhashable_value_rejected(self, node: Any) -> None:
         """``set_value`` and ``merge_with_next`` (if the structure has it) refuse an
         unhashable value with ``TypeError`` and change nothing (the invariants compare
@@ -586,29 +605,17 @@ def indexed_list_machine(factory: Any, *, alphabet: int = ALPHABET) -> type[Rule
 # -- Leap ----------------------------------------------------------------------------
 
 
-class _LeapMachine(_OptionsMachine):
+class _LeapMachine(_ListMachine):
     """The machine :func:`leap_machine` returns a subclass of, its arguments bound."""
 
-    nodes = Bundle("nodes")
-
-    factory: Any
-    alphabet: int = ALPHABET
-
-    value_st: ClassVar[st.SearchStrategy[int]]
-
-    @classmethod
-    def _draws(cls) -> None:
-        cls.value_st = st.integers(0, cls.alphabet)
+    model: LeapModel
 
     def __init__(self) -> None:
         super().__init__()
-        self.real: Any = None
         self.model = LeapModel()
-        self.seen = _Nodes()
-        self.foreign: Any = None
         self.fresh = 100  # merge results: never in the alphabet
 
-    @_per_subclass(lambda m: initialize(target=m.nodes, initial=token_lists(m.alphabet)))
+    @_per_subclass(lambda m: initialize(target=_NODES, initial=token_lists(m.alphabet)))
     def build(self, initial: list[int]) -> MultipleResults[Any]:
         self.real = self.factory(iter(initial))
         self.model = LeapModel(initial)
@@ -620,9 +627,6 @@ class _LeapMachine(_OptionsMachine):
         self.foreign = other.head
         return multiple(*built)
 
-    def ref(self, node: Any) -> int | None:
-        return self.seen.ref(node)
-
     def same(self, real: Callable[[], Any], model: Callable[[], Any]) -> None:
         got = _same_outcome(real, model)
         if got is not None:
@@ -631,23 +635,11 @@ class _LeapMachine(_OptionsMachine):
                 result = self.ref(result)
             _require(result == expected, (result, expected))
 
-    @_per_subclass(lambda m: rule(target=m.nodes, value=m.value_st))
+    @_per_subclass(lambda m: rule(target=_NODES, value=m.value_st))
     def append(self, value: int) -> Any:
         node = self.real.append(value)
         _require(self.seen.add(node) == self.model.append(value))
         return node
-
-    @rule(node=nodes)
-    def delete(self, node: Any) -> None:
-        i = self.seen.of(node)
-        _same_outcome(lambda: self.real.delete(node), lambda: self.model.delete(i))
-
-    @_per_subclass(lambda m: rule(node=m.nodes, value=m.value_st))
-    def set_value(self, node: Any, value: int) -> None:
-        i = self.seen.of(node)
-        _same_outcome(
-            lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
-        )
 
     @precondition(lambda self: len(self.model) >= 2)
     @rule(data=st.data())
@@ -689,7 +681,7 @@ class _LeapMachine(_OptionsMachine):
                 continue
             raise AssertionError("an operation on a foreign node did not raise")
 
-    @rule(node=nodes)
+    @rule(node=_NODES)
     def moves(self, node: Any) -> None:
         i = self.seen.of(node)
         real, model = self.real, self.model
