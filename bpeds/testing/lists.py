@@ -351,6 +351,16 @@ def _same_outcome(real: Callable[[], R], model: Callable[[], Any]) -> tuple[R, A
     return real(), expected
 
 
+def _each_raises(calls: Iterable[Callable[[], Any]], error: type[Exception], message: str) -> None:
+    """Fail the test with ``message`` unless each call raises ``error`` (or a subclass)."""
+    for call in calls:
+        try:
+            call()
+        except error:
+            continue
+        raise AssertionError(message)
+
+
 class _Nodes:
     """Maps the real nodes a machine has seen to model ids (by identity)."""
 
@@ -412,6 +422,14 @@ class _ListMachine(_OptionsMachine):
             lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
         )
 
+    def _merge_at(self, node: Any, i: int, after: Any, j: int, value: int) -> None:
+        """The merge recipe on both sides: delete ``after`` (model ``j``), the node after
+        ``node`` (model ``i``), then give ``node`` the merged ``value``."""
+        self.real.delete(after)
+        self.real.set_value(node, value)
+        self.model.delete(j)
+        self.model.set_value(i, value)
+
 
 # -- IndexedList ---------------------------------------------------------------------
 
@@ -467,12 +485,7 @@ class _IndexedListMachine(_ListMachine):
         calls: list[Callable[[], Any]] = [lambda: self.real.set_value(node, ["x"])]
         if hasattr(self.real, "merge_with_next") and self.model.successor(i) is not None:
             calls.append(lambda: self.real.merge_with_next(node, ["x"]))
-        for call in calls:
-            try:
-                call()
-            except TypeError:
-                continue
-            raise AssertionError("an unhashable value was accepted")
+        _each_raises(calls, TypeError, "an unhashable value was accepted")
 
     @_per_subclass(lambda m: rule(value=m.value_st))
     def foreign_node_rejected(self, value: int) -> None:
@@ -480,12 +493,7 @@ class _IndexedListMachine(_ListMachine):
             lambda: self.real.delete(self.foreign),
             lambda: self.real.set_value(self.foreign, value),
         )
-        for call in calls:
-            try:
-                call()
-            except PreconditionError:
-                continue
-            raise AssertionError("an operation on a foreign node did not raise")
+        _each_raises(calls, PreconditionError, "an operation on a foreign node did not raise")
 
     @_per_subclass(lambda m: rule(pair=m.pair_st))
     def occurrences(self, pair: tuple[int, int]) -> None:
@@ -502,10 +510,7 @@ class _IndexedListMachine(_ListMachine):
             after = node.next
             j = self.seen.of(after)
             _require(j == self.model.successor(i))
-            self.real.delete(after)
-            self.real.set_value(node, value)
-            self.model.delete(j)
-            self.model.set_value(i, value)
+            self._merge_at(node, i, after, j, value)
             visited.append(i)
         _require(visited == expected, (visited, expected))
 
@@ -674,12 +679,7 @@ class _LeapMachine(_ListMachine):
             lambda: self.real.leap(node),
             lambda: self.real.leapback(node),
         )
-        for call in calls:
-            try:
-                call()
-            except PreconditionError:
-                continue
-            raise AssertionError("an operation on a foreign node did not raise")
+        _each_raises(calls, PreconditionError, "an operation on a foreign node did not raise")
 
     @rule(node=_NODES)
     def moves(self, node: Any) -> None:
@@ -717,11 +717,7 @@ class _LeapMachine(_ListMachine):
             _require(self.model.val[i] == a)
             after = self.real.next(node)
             if after is not None and after.val == b:
-                j = self.seen.of(after)
-                self.real.delete(after)
-                self.real.set_value(node, new)
-                self.model.delete(j)
-                self.model.set_value(i, new)
+                self._merge_at(node, i, after, self.seen.of(after), new)
                 visited.append(i)
         _require(visited == expected, (visited, expected))
 
