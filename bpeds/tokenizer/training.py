@@ -39,7 +39,7 @@ from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.counting import count, count_to_file
 from bpeds.tokenizer.executors import TREE_FANIN
 from bpeds.tokenizer.formats import load_model
-from bpeds.tokenizer.io import DEFAULT_BLOCK_SIZE
+from bpeds.tokenizer.io import DEFAULT_BLOCK_SIZE, check_int
 from bpeds.tokenizer.pieces import available_cores, count_pieces
 from bpeds.tokenizer.presets import PRESETS, PresetDefault
 from bpeds.tokenizer.progress import Progress
@@ -111,10 +111,9 @@ def train(
     >>> [tok.token_bytes(i) for i in range(256, 259)]
     [b'lo', b'low', b' low']
 
-    ``data``: a ``str`` (one unit of text), a path (``os.PathLike``: one file, one
-    unit), or an iterable of ``str`` items and paths (one unit each), such as
-    :class:`~bpeds.tokenizer.records.Records` (a field of each record of a ``.jsonl``
-    or Parquet file, a Hugging Face dataset, ...); see
+    ``data``: a ``str`` (one unit of text), a path (one file, one unit), or an iterable
+    of ``str`` and paths (one unit each; :class:`~bpeds.tokenizer.records.Records` reads
+    records of ``.jsonl``, Parquet and Hugging Face datasets); see
     :mod:`bpeds.tokenizer.io` for what a unit means and how files are streamed. Or a
     mapping ``{group name: data}`` (names are ``str``, each value any of the
     above): every piece keeps its group (numbered in the mapping's order),
@@ -131,11 +130,8 @@ def train(
     (after ``he``, English is compressed better than German, so
     ``group_frequency`` serves German next; frequency takes ``the``.)
 
-    ``files``: instead of ``data``, file names (``str`` or paths), as Hugging Face's
-    ``train(files=[...])`` takes them: each file is one unit. A ``str`` in ``data`` is
-    always text, so ``data`` that is a ``str``, or a list of them, each naming an
-    existing file raises ``ValueError`` saying to use ``files=`` or paths
-    (:func:`bpeds.tokenizer.io.refuse_file_names`).
+    ``files``: file names (``str`` or paths) instead of ``data``, as Hugging Face's
+    ``train(files=[...])``; ``str`` data naming files raises ``ValueError``.
 
     ``data`` may also be a :class:`~bpeds.tokenizer.counts.Counts` (see :func:`count`),
     or a mapping of groups to counts: the same merges as training on the
@@ -188,18 +184,16 @@ def train(
     too. ``pattern`` defaults to the base's; base special tokens keep their ids
     unless a new merge needs the id (then they move after the new merges, with a
     warning); new special tokens (a list) come last. Type representation only.
-    ``normalizer``: ``"NFC"``, ``"NFD"``, ``"NFKC"`` or ``"NFKD"`` normalises every
-    text before it is split, and the tokenizer normalises what it encodes the same way
-    and saves it (:mod:`bpeds.tokenizer.normalize`); default: none (a base's, when
-    continuing). Counts cannot be normalised: with counts, ``ValueError``.
+    ``normalizer``: ``"NFC"``, ``"NFD"``, ``"NFKC"``, ``"NFKD"`` or none (default; a
+    base's), applied before splitting (:mod:`bpeds.tokenizer.normalize`; not to counts).
     ``workers``: processes for splitting and counting (the merges do not
     depend on it); default ``None``: the cores available to this process
     (:func:`available_cores`: its CPU affinity and container quota), with
     processes started only for data of more than one batch (about a
     million characters); ``workers=1`` never starts processes.
-    ``progress``: see :func:`bpeds.tokenizer.progress.resolve_progress` (the bar
-    counts merges). ``preset``: ``"minbpe-basic"``,
-    ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`): it sets
+    ``progress``: see :func:`bpeds.tokenizer.progress.resolve_progress` (reading, then
+    merges). ``preset``: ``"minbpe-basic"``, ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"``
+    (see :data:`PRESETS`): it sets
     ``pattern``, ``tie`` and ``representation``; passing one of them with
     another value (even the usual default, such as ``pattern="gpt4"`` with
     ``preset="hf"``) raises ``ValueError``.
@@ -215,8 +209,7 @@ def train(
     Complexity: O(corpus) to read and count, plus the driver's cost per merge.
     """
     data = data_or_files(data, files)
-    if vocab_size is None:
-        raise TypeError("vocab_size must be an int, got NoneType None: the tokens to end with")
+    size = check_int(vocab_size, "vocab_size", None)  # (None only to let files= come first)
     arguments = TrainArguments(
         pattern=pattern,
         special_tokens=special_tokens,
@@ -237,4 +230,4 @@ def train(
         base=load_model(base) if isinstance(base, str | os.PathLike) else base,
         normalizer=normalizer,
     )
-    return Tokenizer.from_model(train_model(data, vocab_size, arguments))
+    return Tokenizer.from_model(train_model(data, size, arguments))
