@@ -638,8 +638,7 @@ def test_figures_are_print_ready_and_the_same_bytes_every_time(
 
     from bpeds.comparison.plots import figures
 
-    first, second = figures(small), figures(small)
-    assert first["renyi.svg"] == second["renyi.svg"]
+    first = figures(small)
     png = first["compression.png"]
     at = png.index(b"pHYs")
     per_metre = struct.unpack(">I", png[at + 4 : at + 8])[0]
@@ -654,7 +653,8 @@ def test_figures_are_print_ready_and_the_same_bytes_every_time(
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Axes, "plot", plot)
-    figures(small)
+    second = figures(small)
+    assert first["renyi.svg"] == second["renyi.svg"]
     per_figure = len(small.labels)
     for at in range(0, len(styles), per_figure):
         drawn = styles[at : at + per_figure]

@@ -301,6 +301,7 @@ def _naive_replay(events: list[list[Any]], piece: bytes, hidden: set[int]) -> li
     return out
 
 
+@pytest.mark.filterwarnings("ignore:training stopped:UserWarning")  # tiny corpora
 @pytest.mark.parametrize("variant", ["picky", "scaffold", {"name": "picky", "threshold": 0.5}])
 @settings(max_examples=examples(ci=25, local=8))
 @given(chunks=st.lists(st.text(alphabet="ab c", min_size=1, max_size=12), min_size=1, max_size=12))
@@ -355,6 +356,7 @@ def test_variant_models_round_trip_and_refuse_formats_that_cannot_hold_them(
     assert '"version": 1' in bpeds.tokenizer.persist.dumps(plain)
 
 
+@pytest.mark.filterwarnings("ignore:training stopped:UserWarning")  # a tiny corpus
 def test_a_tampered_event_log_is_refused() -> None:
     import bpeds
     from bpeds.errors import TokenizerError
