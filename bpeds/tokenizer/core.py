@@ -69,7 +69,12 @@ from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
 from bpeds.tokenizer.replay import EventLogError, Replay, check_events
-from bpeds.tokenizer.special import check_special_ids, check_special_texts, special_token_regex
+from bpeds.tokenizer.special import (
+    check_special_ids,
+    check_special_texts,
+    special_token_regex,
+    split_around,
+)
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
 if TYPE_CHECKING:
@@ -551,26 +556,17 @@ class Tokenizer:
         """Encode with the normaliser: special tokens found in the raw text (a disallowed
         one raises as :meth:`encode` does), the text between them normalised and encoded
         by ``ordinary``. O(len(text)) plus the encoding."""
+        from bpeds.tokenizer.dropout import usable_specials
+
         enc = self._enc()
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        allowed, disallowed = enc.resolve_special(allowed_special, disallowed_special)
-        if disallowed and special_token_regex(disallowed).search(text) is not None:
-            enc.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        usable = allowed.intersection(self._special)
+        usable = usable_specials(enc, text, allowed_special, disallowed_special)
         form = self._normalizer
         assert form is not None
-        norm = unicodedata.normalize
-        if not usable:
-            return ordinary(norm(form, text))
-        out: list[int] = []
-        pos = 0
-        for m in special_token_regex(usable).finditer(text):
-            out += ordinary(norm(form, text[pos : m.start()]))
-            out.append(enc.special[m.group()])
-            pos = m.end()
-        out += ordinary(norm(form, text[pos:]))
-        return out
+
+        def normalized(part: str) -> list[int]:
+            return ordinary(unicodedata.normalize(form, part))
+
+        return split_around(text, usable, enc.special, normalized) if usable else normalized(text)
 
     def encode_with_offsets(
         self,

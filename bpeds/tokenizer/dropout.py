@@ -27,9 +27,9 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 from bpeds.tokenizer.encoder import Encoder, Special, fix_surrogates
-from bpeds.tokenizer.special import special_token_regex
+from bpeds.tokenizer.special import special_token_regex, split_around
 
-__all__ = ["DropoutEncoder", "bpe_dropout", "check_dropout", "merge_table"]
+__all__ = ["DropoutEncoder", "bpe_dropout", "check_dropout", "merge_table", "usable_specials"]
 
 
 def check_dropout(dropout: object) -> float:
@@ -122,6 +122,20 @@ def merge_table(merges: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]
     return out
 
 
+def usable_specials(
+    enc: Encoder, text: str, allowed_special: Special, disallowed_special: Special
+) -> frozenset[str]:
+    """The special texts to encode as their ids in ``text``, after raising as
+    :meth:`Encoder.encode` does (its own error, saying what to pass) when a disallowed
+    one occurs; ``TypeError`` for a ``text`` that is not a ``str``. O(len(text))."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    allowed, disallowed = enc.resolve_special(allowed_special, disallowed_special)
+    if disallowed and special_token_regex(disallowed).search(text) is not None:
+        enc.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+    return allowed.intersection(enc.special)
+
+
 class DropoutEncoder:
     """A tokenizer's encoding with BPE-dropout: its split, its special tokens, its ranks.
 
@@ -149,24 +163,13 @@ class DropoutEncoder:
     ) -> list[int]:
         """:meth:`Encoder.encode`'s result with every piece merged by :func:`bpe_dropout`
         (special tokens and their errors as there). O(len(text) log len(text))."""
-        enc = self._encoder
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        allowed, disallowed = enc.resolve_special(allowed_special, disallowed_special)
-        if disallowed and special_token_regex(disallowed).search(text) is not None:
-            # the encoder raises its own SpecialTokenError, which says what to pass
-            enc.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        usable = allowed.intersection(enc.special)
+        usable = usable_specials(self._encoder, text, allowed_special, disallowed_special)
         text = fix_surrogates(text)
-        out: list[int] = []
-        pos = 0
-        if usable:
-            for m in special_token_regex(usable).finditer(text):
-                out += self._ordinary(text[pos : m.start()], dropout, rng)
-                out.append(enc.special[m.group()])
-                pos = m.end()
-        out += self._ordinary(text[pos:], dropout, rng)
-        return out
+        if not usable:
+            return self._ordinary(text, dropout, rng)
+        return split_around(
+            text, usable, self._encoder.special, lambda t: self._ordinary(t, dropout, rng)
+        )
 
     def _ordinary(self, text: str, dropout: float, rng: random.Random) -> list[int]:
         table = self._merges

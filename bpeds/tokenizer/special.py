@@ -19,7 +19,7 @@ Problems raise :class:`~bpeds.errors.TokenizerError` (a ``ValueError``), or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import regex
 
@@ -32,6 +32,7 @@ __all__ = [
     "special_list",
     "special_texts",
     "special_token_regex",
+    "split_around",
 ]
 
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
@@ -139,6 +140,30 @@ def check_special_ids(
             raise TokenizerError(f"special tokens {owner[i]!r} and {text!r} share the id {i}")
         owner[i] = text
         out[text] = i
+    return out
+
+
+def split_around(
+    text: str,
+    texts: Iterable[str],
+    ids: Mapping[str, int],
+    ordinary: Callable[[str], list[int]],
+) -> list[int]:
+    """``ordinary`` of the text between the occurrences of the special ``texts`` (leftmost,
+    then longest), with each occurrence's id from ``ids`` between them.
+
+    >>> split_around("ab<s>c", ["<s>"], {"<s>": 9}, lambda t: [ord(c) for c in t])
+    [97, 98, 9, 99]
+
+    O(len(text)) plus ``ordinary``'s cost.
+    """
+    out: list[int] = []
+    pos = 0
+    for m in special_token_regex(texts).finditer(text):
+        out += ordinary(text[pos : m.start()])
+        out.append(ids[m.group()])
+        pos = m.end()
+    out += ordinary(text[pos:])
     return out
 
 
