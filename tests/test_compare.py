@@ -247,9 +247,11 @@ def test_the_training_data_is_counted_once_per_reading(monkeypatch: pytest.Monke
     calls: list[Reading] = []
     real = runs.count_training
 
-    def counting(data: object, reading: Reading, errors: Any, workers: int) -> runs.Counted:
+    def counting(
+        data: object, reading: Reading, errors: Any, workers: int, bar: bool = False
+    ) -> runs.Counted:
         calls.append(reading)
-        return real(data, reading, errors, workers)
+        return real(data, reading, errors, workers, bar)
 
     monkeypatch.setattr(runs, "count_training", counting)
     compare(
@@ -564,6 +566,7 @@ def test_a_progress_bar_per_configuration(capsys: pytest.CaptureFixture[str]) ->
         progress=True,
     )
     err = capsys.readouterr().err
+    assert "shared counting: reading" in err  # the counting the configurations share
     assert "first" in err
     assert "second" in err
     assert "14/14" in err  # each bar counts its merges

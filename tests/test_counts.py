@@ -690,3 +690,16 @@ def test_the_count_command_reports_progress_across_files(
     assert Counts.load(tmp_path / "o.counts") == count([Path(n) for n in names])
     assert main(["count", *names, "-o", str(tmp_path / "q.counts"), "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_count_reports_the_bytes_it_reads(tmp_path: Path) -> None:
+    from tests.test_training import StagedRecorder
+
+    path = tmp_path / "t.txt"
+    path.write_text("low lower lowest " * 200, encoding="utf-8")
+    rec = StagedRecorder()
+    bpeds.count(path, progress=rec, workers=1)
+    size = path.stat().st_size
+    assert rec.events[0] == ("stage reading (B)", size)
+    assert sum(n for e, n in rec.events if e == "update") == size
+    assert rec.events[-1] == ("close", 0)

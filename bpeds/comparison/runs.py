@@ -60,9 +60,12 @@ __all__ = [
 Counted = Counts | dict[str, Counts]
 
 
-def count_training(data: object, reading: Reading, errors: Errors, workers: int) -> Counted:
+def count_training(
+    data: object, reading: Reading, errors: Errors, workers: int, bar: bool = False
+) -> Counted:
     """Count ``data`` as ``reading`` says, group by group for ``{name: data}``
-    (:func:`bpeds.count`; an invalid text's error names its group). O(text)."""
+    (:func:`bpeds.count`; an invalid text's error names its group), with a progress bar
+    of the bytes read if ``bar``. O(text)."""
 
     def counts(part: object) -> Counts:
         return count(
@@ -71,6 +74,7 @@ def count_training(data: object, reading: Reading, errors: Errors, workers: int)
             special_tokens=reading.specials,
             workers=workers,
             errors=errors,
+            progress=TqdmProgress("shared counting") if bar else False,
         )
 
     if not isinstance(data, Mapping):
@@ -347,7 +351,7 @@ def compare(
     recorded = provenance(train, heldout)
     recorded["configs"] = {c.label: c.kwargs for c in cfgs if c.kwargs is not None}
     started = time.perf_counter()
-    per_config, heldouts = _count_once(cfgs, train, heldout, errors, workers)
+    per_config, heldouts = _count_once(cfgs, train, heldout, errors, workers, bar)
     counting_s = time.perf_counter() - started
 
     jobs = [
@@ -399,7 +403,12 @@ def compare(
 
 
 def _count_once(
-    cfgs: Sequence[Config], data: object, heldout: object, errors: Errors, workers: int
+    cfgs: Sequence[Config],
+    data: object,
+    heldout: object,
+    errors: Errors,
+    workers: int,
+    bar: bool = False,
 ) -> tuple[list[tuple[Counted | None, dict[str, int] | None]], dict[Reading, HeldOut]]:
     """Count the training and held-out text once per reading: per configuration, the
     counts it trains on (``None``: it reads the data itself, or is trained already) and
@@ -420,7 +429,7 @@ def _count_once(
             per_config.append((None, None))
             continue
         if reading not in counted:
-            counted[reading] = count_training(data, reading, errors, workers)
+            counted[reading] = count_training(data, reading, errors, workers, bar)
             types[reading] = types_of(counted[reading])
             heldouts[reading] = read_heldout(heldout, reading.source, reading.specials, errors)
         shared = counted[reading] if c.tokenizer is None else None

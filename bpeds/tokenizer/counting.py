@@ -31,11 +31,13 @@ from bpeds.tokenizer.io import (
     check_data,
     check_errors,
     check_int,
+    data_size,
     iter_segments,
     iter_units,
     refuse_file_names,
 )
 from bpeds.tokenizer.pretokenize import resolve_pattern
+from bpeds.tokenizer.progress import JobProgress, NullProgress, Progress, resolve_progress
 from bpeds.tokenizer.special import check_special_texts, special_list
 
 __all__ = ["OnFile", "count", "count_to_file"]
@@ -98,6 +100,7 @@ class _Plan:
                 )
             check_data(data)
         self.data = data
+        self.job = JobProgress(NullProgress())  # (count's progress= sets it)
 
     def empty(self) -> Counts:
         return Counts._trusted({}, self.source, self.specials)
@@ -118,6 +121,7 @@ class _Plan:
                 if self.max_memory is None
                 else min(self.block_size, size),
             )
+            segments = self.job.read(segments, data_size(self.data))
             for part in pieces.batch_results(segments, self.source, False, self.workers, size):
                 sink.add(part)
             return
@@ -140,6 +144,7 @@ def count(
     max_memory: int | None = None,
     min_count: int = 1,
     spill_dir: str | os.PathLike[str] | None = None,
+    progress: bool | Progress | None = None,
 ) -> Counts:
     """Count the pieces of ``data`` as :func:`bpeds.train` does, and return them as
     :class:`~bpeds.tokenizer.counts.Counts`.
@@ -194,6 +199,10 @@ def count(
     inside the dropped pieces, so merges whose counts those pairs made up
     can change order or disappear; the default keeps every piece.
 
+    ``progress``: the bytes read, as a ``reading`` stage (see
+    :mod:`bpeds.tokenizer.progress`; ``None``: a bar when stderr is a terminal or in a
+    notebook). Counting on an executor or a Dask bag reports nothing.
+
     Errors: as :func:`bpeds.train` (checked before any data is read); an error in
     a task (an unreadable file, invalid UTF-8) is raised here, as it would be
     locally, naming the file.
@@ -204,6 +213,7 @@ def count(
     plan = _Plan(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
     )
+    plan.job = JobProgress(resolve_progress(progress))
     if plan.bag:
         from bpeds.tokenizer import _dask
 
@@ -220,7 +230,10 @@ def count(
         got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
         return _at_least(got or plan.empty(), plan.min_count)
     with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
-        plan.feed(sink)
+        try:
+            plan.feed(sink)
+        finally:
+            plan.job.close()
         return sink.counts(plan.source, plan.specials, plan.min_count)
 
 
