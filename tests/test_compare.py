@@ -449,8 +449,9 @@ def test_markdown_tables(small: Comparison) -> None:
 
 
 def test_report_writes_everything_atomically_and_never_overwrites(
-    small: Comparison, tmp_path: Path
+    small: Comparison, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("bpeds.comparison.plots.DPI", 30)  # (faster; the real DPI: below)
     out = tmp_path / "out"
     written = small.report(out)
     names = sorted(p.name for p in written)
@@ -656,6 +657,7 @@ def test_figures_are_print_ready_and_the_same_bytes_every_time(
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Axes, "plot", plot)
+    monkeypatch.setattr("bpeds.comparison.plots.DPI", 30)  # (the SVG does not depend on it)
     second = figures(small)
     assert first["renyi.svg"] == second["renyi.svg"]
     per_figure = len(small.labels)
