@@ -225,12 +225,14 @@ class _OracleLoop:
     def remaining(self) -> int:
         return self.target - (len(self.vocab) - self.initial - len(self.removed) - len(self.marked))
 
-    def remove(self, token: int) -> tuple[int, ...]:
+    def remove(self, token: int, into: str = "parts") -> tuple[int, ...]:
         if self.phase != "after":
             raise ValueError("a variant removes tokens from after_merge only")
         if token < 256 or token in self.removed:
             raise ValueError(f"cannot remove token {token}")
-        parts = tuple(self._expand(token))
+        parts = (
+            tuple(self.vocab.token_bytes(token)) if into == "bytes" else tuple(self._expand(token))
+        )
         rewritten = []
         for s in self.seqs:
             out: list[int] = []

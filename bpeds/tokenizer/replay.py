@@ -2,26 +2,32 @@
 
 A tokenizer trained with a loop variant (see :mod:`bpeds.variants`) records an
 event log: ``["merge", new, left, right]``, ``["remove", token, *parts]``,
-``["mark", token]``, ``["unmark", token]``. Encoding a piece replays the log as
-training did: each event, in order, applies to every occurrence at once (a merge
-left to right, non-overlapping; a removal splits the token into its parts).
-Tokens marked at the end of the log are never emitted: each is split into its
-parents, recursively, until no marked token is left.
+``["mark", token]``, ``["unmark", token]``, ``["supermerge", new, left, right]``.
+Encoding a piece replays the log as training did: each event, in order, applies
+to every occurrence at once (a merge left to right, non-overlapping; a removal
+splits the token into its parts). Tokens marked at the end of the log are never
+emitted: each is split into its parents, recursively, until no marked token is
+left. Supermerges (BoundlessBPE's) come last in a log and join whole pre-tokens:
+after every piece of a text is encoded, each run of adjacent pieces that are one
+token each is merged by the supermerges in their order (:class:`Supermerger`), as
+the BoundlessBPE authors' inference does.
 
 :func:`check_events` validates a log against a tokenizer's merges (untrusted
-input: every id, kind and part is checked). :class:`Replay` encodes.
+input: every id, kind and part is checked). :class:`Replay` encodes a piece,
+:class:`Supermerger` joins pieces.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from bpeds.errors import BpedsError
 from bpeds.vocab import BYTE_TOKENS, apply_merge
 
-__all__ = ["EventLogError", "Replay", "check_events", "hide"]
+__all__ = ["EventLogError", "Replay", "Supermerger", "check_events", "hide"]
 
 
 class EventLogError(BpedsError, ValueError):
@@ -41,8 +47,10 @@ def check_events(
     tokens marked at the end. Every id's first merge event must be its entry in
     ``merges``, in id order; a later merge event may only make an existing
     token's bytes again. A removal names a present token and its present parts;
-    marks apply to present merged tokens. Raises :class:`EventLogError` naming the
-    first bad event. Complexity: O(events + total bytes of merged tokens).
+    marks apply to present merged tokens. A supermerge makes a new id like a merge,
+    from present tokens; after the first one only supermerges may follow. Raises
+    :class:`EventLogError` naming the first bad event. Complexity: O(events + total
+    bytes of merged tokens).
     """
     present = set(range(BYTE_TOKENS))
     removed: set[int] = set()
@@ -50,6 +58,7 @@ def check_events(
     made = 0
     out: list[tuple[Any, ...]] = []
     table: list[bytes] = [bytes((b,)) for b in range(BYTE_TOKENS)]
+    supermerged = False
     for i, ev in enumerate(events):
         if not isinstance(ev, list | tuple) or not ev or not isinstance(ev[0], str):
             raise EventLogError(f"event {i} must be a list [kind, token, ...], got {ev!r}")
@@ -57,7 +66,36 @@ def check_events(
         if not rest or not all(_is_id(x) for x in rest):
             raise EventLogError(f"event {i} ({kind}) must name integer ids, got {ev!r}")
         token = rest[0]
-        if kind == "merge":
+        if supermerged and kind != "supermerge":
+            raise EventLogError(f"event {i}: only supermerges may follow a supermerge")
+        if kind == "supermerge":
+            if len(rest) != 3:
+                raise EventLogError(f"event {i}: a supermerge is ['supermerge', new, left, right]")
+            _, a, b = rest
+            if not (a in present and b in present):
+                raise EventLogError(
+                    f"event {i}: supermerge ({a}, {b}) uses a token that is not present"
+                )
+            if token == BYTE_TOKENS + made:
+                if made >= len(merges) or tuple(merges[made]) != (a, b):
+                    raise EventLogError(
+                        f"event {i}: supermerge makes id {token} from ({a}, {b}), but the "
+                        "merges list makes it from "
+                        f"{merges[made] if made < len(merges) else 'nothing'}"
+                    )
+                made += 1
+                table.append(table[a] + table[b])
+            elif not (BYTE_TOKENS <= token < BYTE_TOKENS + made) or (
+                table[token] != table[a] + table[b]
+            ):
+                raise EventLogError(
+                    f"event {i}: supermerge ({a}, {b}) -> {token}: a repeated id must be a "
+                    "token with the same bytes, made before"
+                )
+            present.add(token)
+            supermerged = True
+            out.append(("supermerge", token, a, b))
+        elif kind == "merge":
             if len(rest) != 3:
                 raise EventLogError(f"event {i}: a merge is ['merge', new, left, right]")
             _, a, b = rest
@@ -108,7 +146,9 @@ def check_events(
                 marked.discard(token)
             out.append((kind, token))
         else:
-            raise EventLogError(f"event {i}: unknown kind {kind!r} (merge, remove, mark or unmark)")
+            raise EventLogError(
+                f"event {i}: unknown kind {kind!r} (merge, remove, mark, unmark or supermerge)"
+            )
     if made != len(merges):
         raise EventLogError(
             f"the event log makes {made} tokens but the merges list has {len(merges)}"
@@ -140,6 +180,7 @@ class Replay:
         self._merge_at: dict[tuple[int, int], list[int]] = {}
         self._remove_at: dict[int, list[int]] = {}
         self._events = list(events)
+        self._events = [ev for ev in self._events if ev[0] != "supermerge"]
         for i, ev in enumerate(self._events):
             if ev[0] == "merge":
                 self._merge_at.setdefault((ev[2], ev[3]), []).append(i)
@@ -209,3 +250,56 @@ def hide(
             else:
                 out.append(x)
     return out
+
+
+class Supermerger:
+    """Join the pieces of a text by a log's supermerges (BoundlessBPE's encoding).
+
+    Each maximal run of adjacent pieces that are one token each is merged as BPE
+    merges by rank: the adjacent pair whose supermerge came first, every occurrence
+    left to right, until no adjacent pair is a supermerge; a piece of several tokens
+    is left as it is and ends a run. This is the BoundlessBPE authors' inference
+    (``Tokenizer.fast_supermerge``). O(run length x supermerges applied) per run.
+
+    >>> join = Supermerger([("supermerge", 300, 10, 11), ("supermerge", 301, 300, 12)])
+    >>> join([[10], [11], [12], [13, 14], [10], [11]])
+    [301, 13, 14, 300]
+    """
+
+    def __init__(self, events: Sequence[tuple[Any, ...]]) -> None:
+        self._rank: dict[tuple[int, int], tuple[int, int]] = {}
+        for ev in events:
+            if ev[0] == "supermerge":
+                self._rank.setdefault((ev[2], ev[3]), (len(self._rank), ev[1]))
+
+    def __bool__(self) -> bool:
+        return bool(self._rank)
+
+    def __call__(self, pieces: Sequence[list[int]]) -> list[int]:
+        out: list[int] = []
+        run: list[int] = []
+        for ids in pieces:
+            if len(ids) == 1:
+                run.append(ids[0])
+                continue
+            if run:
+                out += self._join(run) if len(run) > 1 else run
+                run = []
+            out += ids
+        if run:
+            out += self._join(run) if len(run) > 1 else run
+        return out
+
+    def _join(self, run: list[int]) -> list[int]:
+        rank = self._rank
+        while len(run) > 1:
+            best: tuple[int, int] | None = None
+            pair = (0, 0)
+            for p in pairwise(run):
+                r = rank.get(p)
+                if r is not None and (best is None or r < best):
+                    best, pair = r, p
+            if best is None:
+                break
+            run = apply_merge(run, pair[0], pair[1], best[1])
+        return run
