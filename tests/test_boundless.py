@@ -30,7 +30,11 @@ from tests.budget import examples
 DATA = Path(__file__).parent / "data"
 #: The authors' sizes count the 243 byte values valid in UTF-8; bpeds counts all 256.
 BYTES_NOT_IN_UTF8 = 13
-AUTHORS = {"pattern": "gpt4o", "tie": "lexicographic", "counting": "non_overlapping"}
+AUTHORS: dict[str, Any] = {
+    "pattern": "gpt4o",
+    "tie": "lexicographic",
+    "counting": "non_overlapping",
+}
 
 
 @cache
@@ -127,7 +131,7 @@ def test_supermerges_equal_the_authors_trainer(case: int) -> None:
     """The second pass (their BoundlessBpeTrainer): each supermerge, its count, and how many
     word-level operations were kept when it won; and the word-level operations kept."""
     expected = golden()["cases"][case]
-    word, driver, second = _second_pass(expected)
+    _, driver, second = _second_pass(expected)
     hexed = driver.vocab.token_bytes
     ops_before_merge = [i for i, op in enumerate(expected["words"]) if op[0] == "merge"]
 
@@ -180,7 +184,8 @@ def test_trained_model_encodes_as_the_authors_inference(case: int, tmp_path: Pat
     assert encoded(words) == expected["encoded_words"]
     tok.save(tmp_path / "boundless.json")
     again = Tokenizer.load(tmp_path / "boundless.json")
-    assert again == tok and encoded(again) == expected["encoded"]
+    assert again == tok
+    assert encoded(again) == expected["encoded"]
     assert tok.replays  # (formats that hold ranked merges refuse it)
 
 
@@ -251,7 +256,8 @@ def _naive_encode(tok: Tokenizer, text: str) -> list[int]:
     """Every piece replayed through the whole word-level log, then the pieces joined by the
     supermerges in order (the authors' inference, written plainly)."""
     events = tok.events
-    assert events is not None and tok.pattern is not None
+    assert events is not None
+    assert tok.pattern is not None
     pieces = []
     for piece in compile_pattern(tok.pattern).findall(text):
         ids = list(piece.encode("utf-8"))
