@@ -39,7 +39,7 @@ from bpeds.tokenizer.training import train
 from bpeds.variants import get_variant, variant_names
 
 _SCORES = "frequency, length_weighted, pmi, npmi, likelihood_gain, wordpiece, group_frequency"
-_TIES = ("smallest_ids", "leftmost", "lexicographic", "hf")
+_TIES = ("smallest_ids", "leftmost", "lexicographic", "hf", "subword_nmt")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -285,7 +285,8 @@ def register(sub: Any) -> None:
         "--tie",
         choices=_TIES,
         help="which of equally scored pairs is merged first (default: the preset's, else "
-        "smallest_ids; minbpe: leftmost; Hugging Face: hf)",
+        "smallest_ids; minbpe: leftmost; Hugging Face: hf; subword-nmt and parity-aware "
+        "BPE's code: subword_nmt)",
     )
     t.add_argument(
         "--counting",

@@ -38,7 +38,7 @@ from bpeds.tokenizer import pieces
 from bpeds.tokenizer.boundless import WordPass
 from bpeds.tokenizer.continued import BaseModel, Continuation
 from bpeds.tokenizer.counts import Counts
-from bpeds.tokenizer.groups import check_groups, grouped_corpus, groups_of, named
+from bpeds.tokenizer.groups import check_groups, dev_groups, grouped_corpus, groups_of, named
 from bpeds.tokenizer.io import (
     DEFAULT_BLOCK_SIZE,
     check_block_size,
@@ -335,6 +335,7 @@ class _Run:
         if self.groups is None:
             check_data(data)  # every path of a list is there before anything is read
         check_groups(self.score, self.groups)
+        self.dev = dev_groups(self.score, self.groups)
         if self.base is not None and self.groups is not None:
             raise ValueError("continued training (base=...) takes ungrouped data")
         for part in [data] if self.groups is None else [part for _, part in self.groups]:
@@ -361,7 +362,9 @@ class _Run:
         """The corpus of ``data``, and the vocabulary it starts from (a base's, or None:
         the bytes). Warns if a score that compares groups finds fewer than two filled."""
         if self.groups is not None:
-            corpus, filled = grouped_corpus(self.groups, self.pieces_of, self.sequence)
+            corpus, filled = grouped_corpus(self.groups + self.dev, self.pieces_of, self.sequence)
+            names = {name for name, _ in self.groups}
+            filled = [name for name in filled[: len(self.groups)] if name in names]
             if self.score.declaration.groups and len(filled) < 2:
                 warnings.warn(
                     f"score {self.score.name!r} compares groups, but only {len(filled)} of the "
