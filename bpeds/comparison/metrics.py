@@ -245,8 +245,9 @@ def _encode_counts_with(tok: Tokenizer, pieces: Mapping[str, int]) -> Counter[in
 
 def _truncatable(tok: Tokenizer) -> bool:
     """Whether the first k merges make the tokenizer of size 256 + k (a plain merge list;
-    a loop variant's tokenizer is measured at its full size only)."""
-    return "variant" not in tok.options
+    a loop variant's tokenizer, and one that encodes by an event log, such as a pruned
+    one, is measured at its full size only)."""
+    return "variant" not in tok.options and not tok.replays
 
 
 def evaluate(

@@ -197,6 +197,22 @@ class Replay:
         return at[j] if j < len(at) else None
 
     def __call__(self, piece: bytes) -> list[int]:
+        return self._replay(piece, None)
+
+    def trace(self, piece: bytes) -> tuple[list[int], list[int]]:
+        """The piece's tokens, and every token a merge consumed on the way (one entry
+        per occurrence consumed: each merge of ``(a, b)`` consumes an ``a`` and a
+        ``b``). What pruning measures a tokenizer's tokens by.
+
+        >>> r = Replay([("merge", 256, 97, 98), ("merge", 257, 256, 99)],
+        ...            {256: (97, 98), 257: (256, 99)}, frozenset())
+        >>> r.trace(b"abcab")
+        ([257, 256], [97, 98, 97, 98, 256, 99])
+        """
+        consumed: list[int] = []
+        return self._replay(piece, consumed), consumed
+
+    def _replay(self, piece: bytes, consumed: list[int] | None) -> list[int]:
         tokens = list(piece)
         cursor = -1
         merge_at, remove_at, events = self._merge_at, self._remove_at, self._events
@@ -219,6 +235,8 @@ class Replay:
             if ev[0] == "merge":
                 _, new, a, b = ev
                 out = apply_merge(tokens, a, b, new)
+                if consumed is not None:
+                    consumed += [a, b] * (len(tokens) - len(out))
             else:
                 token, parts = ev[1], ev[2:]
                 for t in tokens:
