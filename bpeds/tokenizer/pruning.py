@@ -35,7 +35,16 @@ from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.replay import Replay
 from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["PruneRule", "Residues", "TokenUse", "Trim", "prune", "prune_rule", "token_use"]
+__all__ = [
+    "PruneRule",
+    "Residues",
+    "TokenUse",
+    "Trim",
+    "piece_use",
+    "prune",
+    "prune_rule",
+    "token_use",
+]
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,11 @@ def token_use(
         errors=errors,
         workers=workers,
     )
+    return piece_use(tokenizer, counts.items())
+
+
+def piece_use(tokenizer: Tokenizer, pieces: Iterable[tuple[str, int]]) -> TokenUse:
+    """:func:`token_use` over pieces already counted: ``(piece, count)`` items."""
     size = BYTE_TOKENS + len(tokenizer.merges)
     final, inter = [0] * size, [0] * size
     trace: Callable[[bytes], tuple[list[int], list[int]]]
@@ -120,7 +134,7 @@ def token_use(
             return _trace_ranks(piece, ranks)
 
     emitted = 0
-    for piece, n in counts.items():
+    for piece, n in pieces:
         out, used = trace(piece.encode("utf-8"))
         for t in out:
             final[t] += n
