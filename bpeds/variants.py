@@ -44,6 +44,7 @@ from bpeds.vocab import Vocab
 
 __all__ = [
     "BoundlessBPE",
+    "CharSafe",
     "Event",
     "Loop",
     "Picky",
@@ -54,6 +55,8 @@ __all__ = [
     "Variant",
     "get_variant",
     "make_token",
+    "partial_character",
+    "utf8_byte_kind",
     "variant_names",
 ]
 
@@ -558,11 +561,90 @@ class Supermerges(Variant):
             loop.stop()
 
 
+def utf8_byte_kind(byte: int) -> int:
+    """0 for a UTF-8 continuation byte, 1 for ASCII, 2, 3 or 4 for the lead byte of a
+    character of that many bytes, 5 for a byte UTF-8 never uses.
+
+    >>> [utf8_byte_kind(b) for b in "aé€😀".encode()[:4]], utf8_byte_kind(0xFF)
+    ([1, 2, 0, 3], 5)
+    """
+    if byte < 0x80:
+        return 1
+    if byte < 0xC0:
+        return 0
+    if byte < 0xE0:
+        return 2
+    if byte < 0xF0:
+        return 3
+    if byte < 0xF8:
+        return 4
+    return 5
+
+
+def partial_character(token: bytes) -> tuple[int, bool]:
+    """``(kind of the first byte, whether the token is part of one character)``, as
+    SCRIPT-BPE's byte pre-tokenizer judges a token (``_is_partial_seq``): more than four
+    bytes, or two or more bytes that begin characters, are whole characters; else the
+    token is partial when it starts with a continuation byte or is shorter than the
+    character its first byte begins.
+
+    >>> partial_character("é".encode()[:1]), partial_character("é".encode())
+    ((2, True), (2, False))
+    """
+    if len(token) > 4:
+        return 1, False
+    kinds = [utf8_byte_kind(b) for b in token]
+    if kinds[0] == 0:
+        return 0, True
+    if sum(k in (1, 2, 3, 4) for k in kinds) > 1:
+        return kinds[0], False
+    return kinds[0], len(token) != kinds[0]
+
+
+class CharSafe(Variant):
+    """Character-safe merges: SCRIPT-BPE's character-boundary rule (Land and Arnett, 2025,
+    arXiv 2505.24689; code GitHub ``sanderland/script_bpe``, the ``_cb`` pre-tokenizers).
+
+    A pair is merged only if both tokens are whole characters (runs of them), or the left
+    one is the start of a character and the right one continues it: a character's bytes
+    join left to right into the character first, and no token holds part of a character
+    next to another character. So no token ends inside a character except a character's
+    own prefix. A fixed rule of the two tokens (``filters``); the merges' ranks encode
+    as ordinary BPE.
+
+    >>> from bpeds.vocab import Vocab
+    >>> v = Vocab(); e1, e2 = "é".encode(); e = v.add(e1, e2)
+    >>> rule = CharSafe()
+    >>> rule.eligible(v, e1, e2), rule.eligible(v, e2, 97), rule.eligible(v, e, 97)
+    (True, False, True)
+    """
+
+    name = "charsafe"
+    filters = True
+
+    def __init__(self) -> None:
+        self._kind: list[tuple[int, bool]] = []
+
+    def begin(self, loop: Loop) -> None:
+        self._kind = []
+
+    def eligible(self, vocab: Vocab, left: int, right: int) -> bool:
+        kind = self._kind
+        if max(left, right) >= len(kind):
+            for t in range(len(kind), max(left, right) + 1):
+                kind.append(partial_character(vocab.token_bytes(t)))
+        (lk, lp), (rk, rp) = kind[left], kind[right]
+        if lp and rp:
+            return lk != 0 and rk == 0
+        return not lp and not rp
+
+
 _VARIANTS: dict[str, type[Variant]] = {
     "picky": Picky,
     "scaffold": Scaffold,
     "superbpe": SuperBPE,
     "boundless": BoundlessBPE,
+    "charsafe": CharSafe,
 }
 
 
