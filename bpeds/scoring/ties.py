@@ -157,15 +157,23 @@ class SmallestIds(TieRule):
 
 @total_ordering
 class _BytesKey:
-    """Tie key comparing a pair's token bytes; built on demand, only when compared."""
+    """Tie key comparing a pair's token bytes; looked up when first compared, then kept
+    (a token's bytes never change)."""
 
-    __slots__ = ("left", "right", "vocab")
+    __slots__ = ("_text", "left", "right", "vocab")
 
     def __init__(self, vocab: Vocab, left: int, right: int) -> None:
         self.vocab, self.left, self.right = vocab, left, right
+        self._text: tuple[bytes, bytes] | None = None
 
     def _bytes(self) -> tuple[bytes, bytes]:
-        return self.vocab.token_bytes(self.left), self.vocab.token_bytes(self.right)
+        text = self._text
+        if text is None:
+            text = self._text = (
+                self.vocab.token_bytes(self.left),
+                self.vocab.token_bytes(self.right),
+            )
+        return text
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _BytesKey) and (self.left, self.right) == (other.left, other.right)
@@ -194,14 +202,18 @@ class _LargestKey:
     """Tie key under which the largest pair of byte-level strings is the smallest key;
     built on demand, only when compared."""
 
-    __slots__ = ("left", "order", "right", "vocab")
+    __slots__ = ("_cached", "left", "order", "right", "vocab")
 
     def __init__(self, vocab: Vocab, order: bytes, left: int, right: int) -> None:
         self.vocab, self.order, self.left, self.right = vocab, order, left, right
+        self._cached: tuple[bytes, bytes] | None = None
 
     def _text(self) -> tuple[bytes, bytes]:
-        tb, order = self.vocab.token_bytes, self.order
-        return tb(self.left).translate(order), tb(self.right).translate(order)
+        text = self._cached
+        if text is None:
+            tb, order = self.vocab.token_bytes, self.order
+            text = self._cached = (tb(self.left).translate(order), tb(self.right).translate(order))
+        return text
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _LargestKey) and (self.left, self.right) == (

@@ -73,6 +73,7 @@ class WordPass:
             elif ev[0] == "remove":
                 present.discard(ev[1])
         self.sizes.append(len(present))
+        self._present = present
         if len(self.counts) != len(self.sizes) - 1:
             raise ValueError(
                 f"{len(self.counts)} merge counts for {len(self.sizes) - 1} merge events"
@@ -85,13 +86,17 @@ class WordPass:
         a superword (see the module docstring), else -1. Cached per piece."""
         cache: dict[str, int] = {}
         replay = self._replay
+        # (a piece encodes as one token only if its bytes are a present token's)
+        tokens = {self.vocab.token_bytes(t) for t in self._present}
+        tokens.update(bytes((b,)) for b in range(BYTE_TOKENS))
 
         def token(piece: str) -> int:
             t = cache.get(piece)
             if t is None:
                 t = -1
-                if superword(piece) and pattern(piece) == [piece]:
-                    ids = replay(piece.encode("utf-8"))
+                raw = piece.encode("utf-8")
+                if raw in tokens and superword(piece) and pattern(piece) == [piece]:
+                    ids = replay(raw)
                     if len(ids) == 1:
                         t = ids[0]
                 cache[piece] = t
