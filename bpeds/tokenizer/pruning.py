@@ -305,12 +305,11 @@ def prune(
             raise ValueError(f"rule {chosen.name!r} selected {t!r}, which is not a merged token")
         if t not in present:
             raise ValueError(f"rule {chosen.name!r} selected token {t}, which is already removed")
-    removed: set[int] = set()
+    absent = set(range(BYTE_TOKENS, len(use.final))) - present
     merges = tokenizer.merges
     for t in selected:
-        parts = _parts(t, merges, removed | (set(range(BYTE_TOKENS, len(use.final))) - present))
-        events.append(["remove", t, *parts])
-        removed.add(t)
+        events.append(["remove", t, *_parts(t, merges, absent)])
+        absent.add(t)
     options = dict(tokenizer.options)
     options["pruned"] = [
         *options.get("pruned", []),

@@ -81,7 +81,7 @@ def word_ops(model: Any) -> list[list[Any]]:
 
 def run(repo: Path, tau: float, workdir: Path) -> dict[str, Any]:
     sys.path.insert(0, str(repo / "python"))
-    from boundlessbpe import BoundlessBpeTrainer, BpeTrainer  # type: ignore[import-not-found]
+    from boundlessbpe import BoundlessBpeTrainer, BpeTrainer
 
     corpus = workdir / "docs.jsonl"
     docs = documents()
@@ -114,7 +114,7 @@ def run(repo: Path, tau: float, workdir: Path) -> dict[str, Any]:
         made.append([best_pair[0].hex(), best_pair[1].hex(), count, kept])
         return inner(best_pair, i, *args, **kwargs)
 
-    second.merge_and_delete = observed  # type: ignore[method-assign]
+    second.merge_and_delete = observed
     with contextlib.redirect_stdout(quiet):
         second.train(
             filepath=str(corpus),

@@ -74,8 +74,8 @@ def main() -> None:
     docs = documents()
     assert all(pre.normalize(d) == d for d in docs), "the sample changes under NFC"
     counts: Counter[tuple[int, ...]] = Counter()
-    for doc in docs:
-        for chunk in pre.encode_and_chunk(doc):
+    for text in docs:
+        for chunk in pre.encode_and_chunk(text):
             counts[tuple(chunk)] += 1
     corpus = Corpus([(list(seq), n) for seq, n in counts.items()])
     tok = train_bpe(pre, corpus, MERGES, num_workers=1, verbose=False)
