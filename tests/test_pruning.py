@@ -57,15 +57,18 @@ def _naive_use(tok: Tokenizer, data: str) -> TokenUse:
     size = 256 + len(tok.merges)
     final, inter = [0] * size, [0] * size
     assert tok.pattern is not None
-    for piece in compile_pattern(tok.pattern).findall(data):
+    pieces = collections.Counter(compile_pattern(tok.pattern).findall(data))
+    for piece, n in pieces.items():
         ids = list(piece.encode("utf-8"))
         for k, (a, b) in enumerate(tok.merges):
+            if len(ids) < 2:
+                break
             out = apply_merge(ids, a, b, 256 + k)
-            inter[a] += len(ids) - len(out)
-            inter[b] += len(ids) - len(out)
+            inter[a] += (len(ids) - len(out)) * n
+            inter[b] += (len(ids) - len(out)) * n
             ids = out
         for t in ids:
-            final[t] += 1
+            final[t] += n
     return TokenUse(final, inter, sum(final))
 
 
