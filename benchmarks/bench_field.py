@@ -357,39 +357,41 @@ def run_suite(args: argparse.Namespace) -> int:
         "alternating runs (`benchmarks/bench_field.py`)."
     )
     wanted = set(args.only or ["boundless", "parity", "charsafe", "pruning"])
+
+    def speed(rows: list[tuple[str, str, str, dict[str, Any]]]) -> str:
+        """The jobs measured, as a table against the first (the reference), dated."""
+        return table(measure(rows, args.repeat), rows[0][0]) + "\n\n" + stamp
+
     if "boundless" in wanted and args.boundless:
         base = {"file": str(c / "en_heldout.txt"), "bytes": 200_000 if q else 1_000_000,
                 "vocab": 2000 if q else 8192}  # fmt: skip
-        r = measure([
+        blocks["boundless"] = speed([
             ("authors' Python trainer", ref, "boundless_ref",
              {**base, "repo": str(args.boundless)}),
             ("bpeds boundless", py, "boundless_bpeds", {**base, "plain": False}),
             ("bpeds plain BPE", py, "boundless_bpeds", {**base, "plain": True}),
-        ], args.repeat)  # fmt: skip
-        blocks["boundless"] = table(r, "authors' Python trainer") + "\n\n" + stamp
+        ])  # fmt: skip
     if "parity" in wanted and args.parity:
         base = {"dir": str(c / "multi"), "bytes": 30_000 if q else 100_000,
                 "merges": 300 if q else 1000}  # fmt: skip
-        r = measure([
+        blocks["parity"] = speed([
             ("authors' learn_bpe", ref, "parity_ref", {**base, "repo": str(args.parity)}),
             ("bpeds parity_aware", py, "parity_bpeds", {**base, "score": "parity_aware"}),
             ("HF ParityBpeTrainer (Rust)", py, "parity_hf", base),
             ("bpeds group_frequency", py, "parity_bpeds", {**base, "score": "group_frequency"}),
             ("bpeds frequency", py, "parity_bpeds", {**base, "score": "frequency"}),
-        ], args.repeat)  # fmt: skip
-        blocks["parity"] = table(r, "authors' learn_bpe") + "\n\n" + stamp
+        ])  # fmt: skip
     if "charsafe" in wanted and args.script_bpe:
         base = {"dir": str(c / "multi"), "bytes": 50_000 if q else 200_000,
                 "merges": 500 if q else 2000}  # fmt: skip
-        r = measure([
+        blocks["charsafe"] = speed([
             ("SCRIPT-BPE train_bpe", ref, "charsafe_ref", {**base, "repo": str(args.script_bpe)}),
             ("bpeds charsafe", py, "charsafe_bpeds", {**base, "plain": False}),
             ("bpeds plain BPE", py, "charsafe_bpeds", {**base, "plain": True}),
-        ], args.repeat)  # fmt: skip
-        blocks["charsafe"] = table(r, "SCRIPT-BPE train_bpe") + "\n\n" + stamp
+        ])  # fmt: skip
         blocks["charsafe-compare"] = charsafe_compare(c, base)
     if "pruning" in wanted:
-        blocks.update(pruning(c, q, args.repeat, stamp))
+        blocks.update(pruning(c, q, speed))
     for name, body in blocks.items():
         print(f"## {name}\n\n{body}\n")
     if args.write_docs:
@@ -414,7 +416,9 @@ def charsafe_compare(c: Path, base: dict[str, Any]) -> str:
     return markdown_table(["config", *LANGS, "char_split_share"], rows)
 
 
-def pruning(c: Path, q: bool, repeat: int, stamp: str) -> dict[str, str]:
+def pruning(
+    c: Path, q: bool, speed: Callable[[list[tuple[str, str, str, dict[str, Any]]]], str]
+) -> dict[str, str]:
     import tempfile
 
     import bpeds
@@ -426,12 +430,11 @@ def pruning(c: Path, q: bool, repeat: int, stamp: str) -> dict[str, str]:
     tok.save(model)
     base = {"file": str(c / "en13.txt"), "bytes": size, "vocab": vocab, "model": str(model)}
     py = sys.executable
-    r = measure([
+    timed = speed([
         ("train (plain BPE)", py, "pruning", {**base, "rule": "train"}),
         ("prune litetoken", py, "pruning", {**base, "rule": "litetoken"}),
         ("prune trim", py, "pruning", {**base, "rule": {"name": "trim", "threshold": 5}}),
-    ], repeat)  # fmt: skip
-    speed = table(r, "train (plain BPE)") + "\n\n" + stamp
+    ])  # fmt: skip
     heldout = _head(c / "en_heldout.txt", 300_000)
     configs = {
         "plain": tok,
@@ -447,7 +450,7 @@ def pruning(c: Path, q: bool, repeat: int, stamp: str) -> dict[str, str]:
     quality = markdown_table(
         ["config", "vocab_size", "bytes_per_token", "residue_share", "undertrained"], rows
     )
-    return {"pruning": speed, "pruning-compare": quality}
+    return {"pruning": timed, "pruning-compare": quality}
 
 
 if __name__ == "__main__":

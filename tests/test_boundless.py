@@ -327,7 +327,7 @@ def test_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="reads the data twice"):
         bpeds.train(iter(["a b"]), 260, variant="boundless")
     counts = bpeds.count("the cat the cat")
-    with pytest.raises(ValueError, match="second pass"):
+    with pytest.raises(ValueError, match="second run"):
         bpeds.train(counts, 260, variant="boundless")
 
 

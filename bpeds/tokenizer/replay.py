@@ -68,43 +68,18 @@ def check_events(
         token = rest[0]
         if supermerged and kind != "supermerge":
             raise EventLogError(f"event {i}: only supermerges may follow a supermerge")
-        if kind == "supermerge":
+        if kind in ("merge", "supermerge"):
             if len(rest) != 3:
-                raise EventLogError(f"event {i}: a supermerge is ['supermerge', new, left, right]")
+                raise EventLogError(f"event {i}: a {kind} is ['{kind}', new, left, right]")
             _, a, b = rest
             if not (a in present and b in present):
                 raise EventLogError(
-                    f"event {i}: supermerge ({a}, {b}) uses a token that is not present"
+                    f"event {i}: {kind} ({a}, {b}) uses a token that is not present"
                 )
             if token == BYTE_TOKENS + made:
                 if made >= len(merges) or tuple(merges[made]) != (a, b):
                     raise EventLogError(
-                        f"event {i}: supermerge makes id {token} from ({a}, {b}), but the "
-                        "merges list makes it from "
-                        f"{merges[made] if made < len(merges) else 'nothing'}"
-                    )
-                made += 1
-                table.append(table[a] + table[b])
-            elif not (BYTE_TOKENS <= token < BYTE_TOKENS + made) or (
-                table[token] != table[a] + table[b]
-            ):
-                raise EventLogError(
-                    f"event {i}: supermerge ({a}, {b}) -> {token}: a repeated id must be a "
-                    "token with the same bytes, made before"
-                )
-            present.add(token)
-            supermerged = True
-            out.append(("supermerge", token, a, b))
-        elif kind == "merge":
-            if len(rest) != 3:
-                raise EventLogError(f"event {i}: a merge is ['merge', new, left, right]")
-            _, a, b = rest
-            if not (a in present and b in present):
-                raise EventLogError(f"event {i}: merge ({a}, {b}) uses a token that is not present")
-            if token == BYTE_TOKENS + made:
-                if made >= len(merges) or tuple(merges[made]) != (a, b):
-                    raise EventLogError(
-                        f"event {i}: merge makes id {token} from ({a}, {b}), but the merges "
+                        f"event {i}: {kind} makes id {token} from ({a}, {b}), but the merges "
                         f"list makes it from {merges[made] if made < len(merges) else 'nothing'}"
                     )
                 made += 1
@@ -113,12 +88,13 @@ def check_events(
                 table[token] != table[a] + table[b]
             ):
                 raise EventLogError(
-                    f"event {i}: merge ({a}, {b}) -> {token}: a repeated id must be a token "
+                    f"event {i}: {kind} ({a}, {b}) -> {token}: a repeated id must be a token "
                     "with the same bytes, made before"
                 )
             present.add(token)
             removed.discard(token)
-            out.append(("merge", token, a, b))
+            supermerged = kind == "supermerge"
+            out.append((kind, token, a, b))
         elif kind == "remove":
             if token not in present or token < BYTE_TOKENS:
                 raise EventLogError(f"event {i}: cannot remove token {token}: not a present merge")

@@ -124,19 +124,15 @@ def train_model(
         args = replace(args, **counts_options(counted, args))
     if args.variant is not None:
         variant = get_variant(args.variant)
+        if (variant.switches or variant.supermerges) and counted is not None:
+            does = "splits the text a second time" if variant.switches else "reads it again"
+            raise ValueError(
+                f"variant {variant.name!r} {does} for its second run, which counts cannot "
+                "give: train it on the text"
+            )
         if variant.switches:
-            if counted is not None:
-                raise ValueError(
-                    f"variant {variant.name!r} splits the text a second time with another "
-                    "pattern, which counts cannot give: train it on the text"
-                )
             return _train_stages(variant, data, vocab_size, args)
         if variant.supermerges:
-            if counted is not None:
-                raise ValueError(
-                    f"variant {variant.name!r} reads the text again for its second pass, "
-                    "which counts cannot give: train it on the text"
-                )
             return _train_supermerges(variant, data, vocab_size, args)
     return _train_once(data, vocab_size, args)
 
