@@ -338,3 +338,28 @@ def test_first_pass_only_is_an_ordinary_variant_run() -> None:
     assert "supermerges" not in tok.options
     model = TrainedModel(tok.merges, tok.pattern, {}, {}, tok.events)
     assert model.replays
+
+
+def test_command_line_and_compare(tmp_path: Path) -> None:
+    """``bpeds train --variant boundless`` gives bpeds.train's tokenizer; compare measures it
+    as one more configuration (at its full size)."""
+    from bpeds.cli import main
+
+    corpus = tmp_path / "t.txt"
+    corpus.write_text("\n".join(documents()[:120]), encoding="utf-8")
+    out = tmp_path / "b.json"
+    argv = ["train", str(corpus), "--vocab-size", "600", "-o", str(out), "-q"]
+    argv += ["--variant", "boundless", "--variant-options", '{"tau": 0.9}', "--pattern", "gpt4o"]
+    argv += ["--tie", "lexicographic", "--counting", "non_overlapping"]
+    assert main(argv) == 0
+    expected = bpeds.train(corpus, 600, variant=BoundlessBPE(0.9), **AUTHORS)
+    assert Tokenizer.load(out) == expected
+    assert any(e[0] == "supermerge" for e in expected.events or [])
+    c = bpeds.compare(
+        {"boundless": {"variant": {"name": "boundless", "tau": 0.9}, **AUTHORS}},
+        train=corpus,
+        heldout=heldout()[0],
+        vocab_size=600,
+        workers=1,
+    )
+    assert [r["vocab_size"] for r in c.rows] == [expected.vocab_size]

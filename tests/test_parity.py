@@ -234,3 +234,26 @@ def test_bad_development_sets_are_refused(tmp_path: Path) -> None:
         ParityAware(dev={"en": 3})
     with pytest.raises(ValueError, match="keeps state"):
         MergeDriver(TypeCorpus([b"ab"], [0]), 1, score=ParityAware(window=3), variant=Picky()).run()
+
+
+def test_command_line_and_compare(tmp_path: Path) -> None:
+    from bpeds.cli import main
+
+    train, dev = _files(tmp_path)
+    out = tmp_path / "p.json"
+    argv = ["train", "--vocab-size", "400", "-o", str(out), "-q", "--score", "parity_aware"]
+    argv += [x for lang, path in train.items() for x in ("--group", f"{lang}={path}")]
+    argv += ["--score-options", json.dumps({"dev": dev}), "--tie", "subword_nmt"]
+    assert main(argv) == 0
+    score = {"name": "parity_aware", "dev": dev}
+    expected = bpeds.train(train, 400, score=score, tie="subword_nmt")
+    assert Tokenizer.load(out) == expected
+    c = bpeds.compare(
+        {"parity": {"score": score, "tie": "subword_nmt"}, "bpe": {}},
+        train=train,
+        heldout={lang: Path(path) for lang, path in dev.items()},
+        vocab_size=400,
+        sizes=1,
+        workers=1,
+    )
+    assert c.row("parity")["token_gini"] is not None
