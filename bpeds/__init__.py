@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from bpeds.tokenizer.formats import FormatError, load
     from bpeds.tokenizer.io import InvalidTextError
     from bpeds.tokenizer.persist import ModelFormatError
+    from bpeds.tokenizer.pruning import prune, token_use
     from bpeds.tokenizer.records import Records
     from bpeds.tokenizer.training import train
 
@@ -55,6 +56,8 @@ _LAZY = {
     "Tokenizer": "bpeds.tokenizer.core",
     "TokenizerError": "bpeds.errors",
     "UnknownTokenError": "bpeds.tokenizer.encoder",
+    "prune": "bpeds.tokenizer.pruning",
+    "token_use": "bpeds.tokenizer.pruning",
     "train": "bpeds.tokenizer.training",
     "train_merges": "bpeds.driver",
 }
@@ -81,6 +84,8 @@ __all__ = [
     "compare",
     "count",
     "load",
+    "prune",
+    "token_use",
     "train",
     "train_merges",
 ]

@@ -68,7 +68,7 @@ from bpeds.tokenizer.idmap import IdMap
 from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
-from bpeds.tokenizer.replay import EventLogError, Replay, check_events
+from bpeds.tokenizer.replay import EventLogError, Replay, Supermerger, check_events
 from bpeds.tokenizer.special import (
     check_special_ids,
     check_special_texts,
@@ -486,13 +486,16 @@ class Tokenizer:
             split: regex.Pattern[str] | TimedPattern | None = compiled
             if compiled is not None and self._pattern not in _OWN_PATTERNS:
                 split = TimedPattern(compiled)
-            piece = None
+            piece = join = None
             if self.replays:
                 assert self._events is not None
                 parents = {BYTE_TOKENS + k: m for k, m in enumerate(self._merges)}
                 piece = Replay(self._events, parents, self._hidden)
+                join = Supermerger(self._events) or None
             special = self._special if self._idmap is None else self._idmap.special_internal
-            enc = self._encoder = Encoder(token_table(self._merges), split, special, piece=piece)
+            enc = self._encoder = Encoder(
+                token_table(self._merges), split, special, piece=piece, join=join
+            )
         return enc
 
     @property
