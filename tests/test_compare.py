@@ -594,10 +594,25 @@ def test_a_loop_variant_counts_in_processes_inside_its_own_process(
     assert here.tokenizers == there.tokenizers
 
 
+def _aligned_share(tok: Tokenizer, text: str) -> float:
+    """Over every run of two or more ASCII digits, whether each token boundary inside it
+    has a multiple of three digits to its right, from the encoding of the whole text."""
+    import re
+
+    cuts, pos = set(), 0
+    for t in tok.encode(text):
+        pos += len(tok.token_bytes(t))
+        cuts.add(pos)
+    runs = [m.span() for m in re.finditer(rb"[0-9]{2,}", text.encode())]
+    ok = sum(all((hi - p) % 3 == 0 for p in cuts if lo < p < hi) for lo, hi in runs)
+    return ok / len(runs)
+
+
 def test_every_metric_is_over_the_tokens_a_variant_with_removals_can_emit() -> None:
     """Picky removes tokens: each metric, recomputed here by brute force (encoding the
     held-out text whole, over the ids the tokenizer can emit), equals the row's."""
-    from bpeds.comparison.metrics import METRICS
+    import bpeds
+    from bpeds.comparison.metrics import METRICS, splits_character
 
     text, held = TRAIN[:20000], HELDOUT[:6000]
     tok = train(text, 420, variant={"name": "picky", "threshold": 0.5}, workers=1)
@@ -610,6 +625,7 @@ def test_every_metric_is_over_the_tokens_a_variant_with_removals_can_emit() -> N
     assert not gone & set(ids_)
     made = Counter(tok.encode_ordinary(text))
     counts = Counter(ids_)
+    use = bpeds.token_use(tok, held, workers=1)
     depth = dict(enumerate(merge_depths(tok.merges), 256))
     lengths = [len(tok.token_bytes(t)) for t in emitted]
     expect = {
@@ -623,10 +639,18 @@ def test_every_metric_is_over_the_tokens_a_variant_with_removals_can_emit() -> N
         "mean_token_bytes": sum(lengths) / len(lengths),
         "max_token_bytes": max(lengths),
         "mean_merge_depth": sum(depth[t] for t in emitted) / len(emitted),
+        "char_split_share": sum(
+            n for t, n in counts.items() if splits_character(tok.token_bytes(t))
+        )
+        / len(ids_),
+        "digit_alignment": _aligned_share(tok, held),
+        "residue_share": sum(1 for t in emitted if (r := use.ratio(t)) is not None and r < 0.05)
+        / len(emitted),
+        "token_gini": None,  # (one held-out group)
     }
     assert set(expect) == set(METRICS) - {"train_cpu_s", "peak_rss_mb"}
     for name, value in expect.items():
-        assert row[name] == pytest.approx(value, rel=1e-12), name
+        assert row[name] == (None if value is None else pytest.approx(value, rel=1e-12)), name
     assert row["vocab_size"] == tok.vocab_size == 256 + len(emitted)
     assert c.token_lengths["picky"] == Counter(lengths)
 

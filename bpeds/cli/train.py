@@ -33,6 +33,7 @@ from bpeds.cli.common import (
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer.formats import load_model
 from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.normalize import NORMALIZERS
 from bpeds.tokenizer.presets import PRESETS
 from bpeds.tokenizer.trainer import merges_for
 from bpeds.tokenizer.training import train
@@ -190,6 +191,13 @@ def _user_modules(score: str | dict[str, Any] | None) -> Iterator[None]:
             sys.path.remove(cwd)
 
 
+#: ``--normalizer``'s help.
+NORMALIZER_HELP = (
+    "Unicode normalisation applied to the text before it is split, in training and in every "
+    "encoding (saved with the model); default: none"
+)
+
+
 def register(sub: Any) -> None:
     """Add ``bpeds train`` and its options to the subcommands ``sub``."""
     t = add_command(sub, "train", "Train a tokenizer on text files (or stdin).", run)
@@ -243,12 +251,7 @@ def register(sub: Any) -> None:
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (no split); default: the "
         "preset's, else gpt4",
     )
-    t.add_argument(
-        "--normalizer",
-        choices=["NFC", "NFD", "NFKC", "NFKD"],
-        help="Unicode normalisation applied to the text before it is split, in training and "
-        "in every encoding (saved with the model); default: none",
-    )
+    t.add_argument("--normalizer", choices=NORMALIZERS, help=NORMALIZER_HELP)
     t.add_argument(
         "--special-token",
         action="append",
