@@ -116,6 +116,9 @@ def test_the_page_holds_its_sessions() -> None:
 def test_every_session_gives_the_output_shown(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from bpeds.driver import checks
+
+    monkeypatch.setattr(checks, "_warned", set())  # the advice is given once per process
     where = tmp_path_factory.mktemp("cli-doc")
     _fixtures(where)
     monkeypatch.chdir(where)

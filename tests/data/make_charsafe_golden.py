@@ -29,9 +29,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-for _stub in ("polars", "tabulate"):  # imported at load time, never called on this path
-    sys.modules.setdefault(_stub, types.ModuleType(_stub))
-
 DATA = Path(__file__).resolve().parent
 LANGUAGES = ("en", "ru", "zh", "ja", "ko")
 TRAIN_LINES = 120
@@ -67,6 +64,11 @@ def main() -> None:
         raise SystemExit(__doc__)
     repo = Path(sys.argv[1])
     sys.path.insert(0, str(repo))
+    # Imported at load time by the reference, never called on this path; stubbed here only
+    # (not when this module is imported, as the doctest collection does, which would leave
+    # them in sys.modules for everything that runs after).
+    for stub in ("polars", "tabulate"):
+        sys.modules.setdefault(stub, types.ModuleType(stub))
     from script_bpe.bpe.train import train_bpe  # type: ignore[import-not-found]
     from script_bpe.pretokenize import get_pretokenizer  # type: ignore[import-not-found]
 
