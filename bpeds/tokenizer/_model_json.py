@@ -42,6 +42,7 @@ class ModelParts(NamedTuple):
     options: dict[str, Any]
     source: str
     events: list[Any] | None = None
+    unicode: str | None = None
 
 
 def render(
@@ -50,8 +51,11 @@ def render(
     options: Mapping[str, Any],
     merges: Sequence[tuple[int, int]],
     events: Sequence[Sequence[Any]] | None = None,
+    unicode: str | None = None,
 ) -> str:
     """The document for these parts: one key per line, one merge per line, options sorted.
+    A ``unicode`` other than ``None`` is written as the optional key ``"unicode"`` after
+    ``"pattern"`` (a bpeds that does not know it refuses the file: unknown key).
 
     >>> print(render(None, {}, {}, [(97, 98)]))
     {
@@ -78,6 +82,7 @@ def render(
         "format": FORMAT,
         "version": VERSION if events is None else EVENTS_VERSION,
         "pattern": pattern,
+        **({} if unicode is None else {"unicode": unicode}),
         "special_tokens": dict(special_tokens),
         "options": dict(options),
     }
@@ -164,7 +169,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     missing = [k for k in keys if k not in doc]
     if missing:
         raise fail(f"missing key(s) {missing}")
-    extra = sorted(set(doc) - set(keys))
+    extra = sorted(set(doc) - set(keys) - {"unicode"})
     if extra:
         raise fail(f"unknown key(s) {extra}")
     pattern = doc["pattern"]
@@ -195,12 +200,15 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
             "a split pattern may have (bpeds.tokenizer.pattern_safety)"
         )
     check_text([pattern, special, options], "the file", fail)
+    unicode = doc.get("unicode")
+    if "unicode" in doc and not isinstance(unicode, str):
+        raise fail(f'"unicode" must be a string, found {short_repr(unicode)}')
     events = doc.get("events")
     if events is not None and not (
         isinstance(events, list) and all(isinstance(e, list) for e in events)
     ):
         raise fail('"events" must be an array of event arrays')
-    return ModelParts(pairs, pattern, special, options, source, events)
+    return ModelParts(pairs, pattern, special, options, source, events, unicode)
 
 
 def read(path: str | os.PathLike[str]) -> ModelParts:
@@ -223,6 +231,7 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
             special_tokens=parts.special_tokens,
             options=parts.options,
             **({} if parts.events is None else {"events": parts.events}),
+            **({} if parts.unicode is None else {"unicode": parts.unicode}),
         )
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"{parts.source}: {exc}") from None

@@ -77,6 +77,7 @@ class Continuation:
             )
         self.merges = model.merges
         self.pattern = model.pattern
+        self.unicode: str | None = getattr(model, "unicode", None)
         self.special_tokens = model.special_tokens
         self.options = model.options
 

@@ -48,8 +48,6 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from bpeds.errors import TokenizerError
 from bpeds.tokenizer import _model_json
 from bpeds.tokenizer.encoder import (
@@ -63,7 +61,7 @@ from bpeds.tokenizer.encoder import (
 )
 from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.pattern_safety import TimedPattern
-from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
+from bpeds.tokenizer.pretokenize import PATTERNS, CompiledPattern, resolve_pattern
 from bpeds.tokenizer.replay import EventLogError, Replay, check_events
 from bpeds.tokenizer.special import check_special_ids, check_special_texts
 from bpeds.vocab import BYTE_TOKENS, Vocab
@@ -109,9 +107,13 @@ class Tokenizer:
 
     ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"`` (see
     :data:`bpeds.tokenizer.pretokenize.PATTERNS`), any regex source, or ``None`` (no
-    split). Construction validates everything; complexity O(number of merges +
-    special tokens squared). Errors: :class:`TokenizerError` (a ``ValueError``)
-    for inconsistent parts, ``TypeError`` for values of the wrong type.
+    split). ``unicode``: the Unicode tables the pattern's classes are read with
+    (:mod:`bpeds.tokenizer.unicode_tables`): ``None``, the ``regex`` module's own (as
+    minbpe), or ``"16.0"``, those of tiktoken, rustbpe and Hugging Face; it is ``None``
+    whatever is given when ``pattern`` is ``None``. Construction validates everything;
+    complexity O(number of merges + special tokens squared). Errors:
+    :class:`TokenizerError` (a ``ValueError``) for inconsistent parts, ``TypeError`` for
+    values of the wrong type.
     """
 
     __slots__ = (
@@ -124,6 +126,7 @@ class Tokenizer:
         "_options",
         "_pattern",
         "_special",
+        "_unicode",
         "_vocab",
     )
 
@@ -135,6 +138,7 @@ class Tokenizer:
         special_tokens: Mapping[str, int] | None = None,
         options: Mapping[str, Any] | None = None,
         events: Sequence[Sequence[Any]] | None = None,
+        unicode: str | None = None,
     ) -> None:
         if isinstance(merges, str | bytes) or not isinstance(merges, Iterable):
             raise TypeError(f"merges must be a sequence of (int, int) pairs, got {merges!r}")
@@ -160,7 +164,7 @@ class Tokenizer:
             seen.add(pair)
             checked.append(pair)
             vocab.add(a, b)
-        source, compiled = resolve_pattern(pattern)
+        source, compiled = resolve_pattern(pattern, unicode)
         special: dict[str, int] = {}
         if special_tokens is not None:
             if not isinstance(special_tokens, Mapping):
@@ -196,6 +200,7 @@ class Tokenizer:
         self._merges = checked
         self._vocab = vocab
         self._pattern = source
+        self._unicode = None if source is None else unicode
         self._compiled = compiled
         self._special = special
         self._options = opts
@@ -218,6 +223,13 @@ class Tokenizer:
     def pattern(self) -> str | None:
         """The split regex source, or ``None`` for no split."""
         return self._pattern
+
+    @property
+    def unicode(self) -> str | None:
+        """The Unicode tables the pattern's classes are read with: ``None`` for the ``regex``
+        module's own, ``"16.0"`` for tiktoken's, rustbpe's and Hugging Face's (see
+        :mod:`bpeds.tokenizer.unicode_tables`)."""
+        return self._unicode
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -343,7 +355,7 @@ class Tokenizer:
         if enc is None:
             # A pattern that is not one of bpeds's own is matched with a time limit.
             compiled = self._compiled
-            split: regex.Pattern[str] | TimedPattern | None = compiled
+            split: CompiledPattern | TimedPattern | None = compiled
             if compiled is not None and self._pattern not in _OWN_PATTERNS:
                 split = TimedPattern(compiled)
             piece = None
@@ -486,6 +498,10 @@ class Tokenizer:
             options.get("preset") is not None and self._pattern == PATTERNS["gpt4"]
         ):
             options["pattern"] = self._pattern
+        if "unicode" not in options and not (
+            options.get("preset") is not None and self._unicode is None
+        ):
+            options["unicode"] = self._unicode
         if "special_tokens" not in options:
             options["special_tokens"] = sorted(self._special, key=self._special.__getitem__)
         return options
@@ -567,6 +583,7 @@ class Tokenizer:
             special_tokens=model.special_tokens,
             options=model.options,
             events=model.events,
+            unicode=model.unicode,
         )
 
     # -- persistence --------------------------------------------------------------------------
@@ -579,7 +596,7 @@ class Tokenizer:
         :mod:`bpeds.tokenizer.persist` (``persist.save(tok, path)`` is the same).
         """
         text = _model_json.render(
-            self._pattern, self._special, self._options, self._merges, self.events
+            self._pattern, self._special, self._options, self._merges, self.events, self._unicode
         )
         write_files([(path, (text + "\n").encode("utf-8"))], overwrite=overwrite)
 
@@ -600,6 +617,7 @@ class Tokenizer:
         return (
             self._merges == other._merges
             and self._pattern == other._pattern
+            and self._unicode == other._unicode
             and self._special == other._special
             and self._options == other._options
             and self._events == other._events
@@ -610,8 +628,9 @@ class Tokenizer:
     def __repr__(self) -> str:
         name = next((k for k, v in PATTERNS.items() if v == self._pattern), None)
         pat = repr(name) if name is not None else ("None" if self._pattern is None else "...")
+        tables = "" if self._unicode is None else f", unicode={self._unicode!r}"
         return (
-            f"Tokenizer(merges=<{len(self._merges)}>, pattern={pat}, "
+            f"Tokenizer(merges=<{len(self._merges)}>, pattern={pat}{tables}, "
             f"special_tokens={self._special!r})"
         )
 
@@ -622,6 +641,7 @@ class Tokenizer:
             "special_tokens": self._special,
             "options": self._options,
             "events": self.events,
+            "unicode": self._unicode,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -631,6 +651,7 @@ class Tokenizer:
             special_tokens=state["special_tokens"],
             options=state["options"],
             events=state.get("events"),
+            unicode=state.get("unicode"),
         )
 
     def _replace(self, other: Tokenizer) -> None:
@@ -638,6 +659,7 @@ class Tokenizer:
         self._merges = other._merges
         self._vocab = other._vocab
         self._pattern = other._pattern
+        self._unicode = other._unicode
         self._compiled = other._compiled
         self._special = other._special
         self._options = other._options

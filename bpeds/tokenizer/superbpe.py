@@ -94,4 +94,6 @@ class Stages:
         recorded["variant"] = described
         recorded["stage1"] = {"merges": len(stage1.merges), "pattern": stage1.pattern}
         recorded.pop("base", None)
-        return TrainedModel(stage2.merges, stage2.pattern, stage2.special_tokens, recorded)
+        return TrainedModel(
+            stage2.merges, stage2.pattern, stage2.special_tokens, recorded, unicode=stage2.unicode
+        )

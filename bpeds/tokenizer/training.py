@@ -61,6 +61,7 @@ def train(
     vocab_size: int,
     *,
     pattern: str | PresetDefault | None = PresetDefault.PATTERN,
+    unicode: str | PresetDefault | None = PresetDefault.UNICODE,
     special_tokens: Iterable[str] | Mapping[str, int] = (),
     min_frequency: int = 1,
     max_token_length: int | None = None,
@@ -124,6 +125,11 @@ def train(
     ``None`` (each unit segment is one chunk, as minbpe's Basic); default: the
     preset's, else ``"gpt4"``. A pattern that does not compile or has
     capturing groups raises ``ValueError``.
+    ``unicode``: the Unicode tables the pattern's character classes are read with
+    (:mod:`bpeds.tokenizer.unicode_tables`): ``None``, the ``regex`` module's own (as
+    minbpe), or ``"16.0"``, those of tiktoken, rustbpe and Hugging Face ``tokenizers``,
+    with which their encodings and merges are equal on every code point; default: the
+    preset's (``"16.0"`` for ``"hf"`` and ``"rustbpe"``), else the base's, else ``None``.
     ``special_tokens``: a list of texts (ids ``256 + merges + i``, after the
     merges actually learned) or a dict text -> id (ids must be at least
     ``256 + vocab_size - 256 - len(special_tokens)``); their text is cut out
@@ -151,7 +157,7 @@ def train(
     :func:`bpeds.tokenizer.formats.load_model` reads): every piece of ``data`` starts as
     the base encodes it, every base token and merge keeps its id and rank, and
     the new merges rank after them, so ``vocab_size`` counts the base's tokens
-    too. ``pattern`` defaults to the base's; base special tokens keep their ids
+    too. ``pattern`` and ``unicode`` default to the base's; base special tokens keep their ids
     unless a new merge needs the id (then they move after the new merges, with a
     warning); new special tokens (a list) come last. Type representation only.
     ``workers``: processes for splitting and counting (the merges do not
@@ -162,7 +168,7 @@ def train(
     ``progress``: see :func:`bpeds.tokenizer.progress.resolve_progress` (the bar
     counts merges). ``preset``: ``"minbpe-basic"``,
     ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"`` (see :data:`PRESETS`): it sets
-    ``pattern``, ``tie`` and ``representation``; passing one of them with
+    ``pattern``, ``unicode``, ``tie`` and ``representation``; passing one of them with
     another value (even the usual default, such as ``pattern="gpt4"`` with
     ``preset="hf"``) raises ``ValueError``.
     ``errors``: ``"strict"`` or ``"replace"`` for invalid UTF-8 in files and
@@ -178,6 +184,7 @@ def train(
     """
     arguments = TrainArguments(
         pattern=pattern,
+        unicode=unicode,
         special_tokens=special_tokens,
         min_frequency=min_frequency,
         max_token_length=max_token_length,
