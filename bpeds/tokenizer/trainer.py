@@ -201,17 +201,19 @@ class _Run:
     def __init__(self, data: object, vocab_size: int, args: TrainArguments) -> None:
         self.args = args
         self.base = None if args.base is None else Continuation(args.base)
-        pattern, unicode = args.pattern, args.unicode
+        pattern, unicode, tie = args.pattern, args.unicode, args.tie
         if self.base is not None and args.preset is None:
             if pattern is PresetDefault.PATTERN:
                 pattern = self.base.pattern
             if unicode is PresetDefault.UNICODE:
                 unicode = self.base.unicode
+            if tie is PresetDefault.TIE:
+                tie = self.base.tie() or tie
         given = {
             "pattern": pattern,
             "unicode": unicode,
             "representation": args.representation,
-            "tie": args.tie,
+            "tie": tie,
         }
         opts = resolve_preset(args.preset, given)
         self.source, _ = resolve_pattern(opts["pattern"], opts["unicode"])

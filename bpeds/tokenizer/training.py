@@ -125,10 +125,9 @@ def train(
     ``None`` (each unit segment is one chunk, as minbpe's Basic); default: the
     preset's, else ``"gpt4"``. A pattern that does not compile or has
     capturing groups raises ``ValueError``.
-    ``unicode``: the Unicode tables the pattern's character classes are read with
-    (:mod:`bpeds.tokenizer.unicode_tables`): ``None``, the ``regex`` module's own (as
-    minbpe), or ``"16.0"``, those of tiktoken, rustbpe and Hugging Face ``tokenizers``,
-    with which their encodings and merges are equal on every code point; default: the
+    ``unicode``: the tables the pattern's classes are read with (``None``: the ``regex``
+    module's, as minbpe; ``"16.0"``: tiktoken's, rustbpe's and Hugging Face's, equal to
+    theirs on every code point; :mod:`bpeds.tokenizer.unicode_tables`); default: the
     preset's (``"16.0"`` for ``"hf"`` and ``"rustbpe"``), else the base's, else ``None``.
     ``special_tokens``: a list of texts (ids ``256 + merges + i``, after the
     merges actually learned) or a dict text -> id (ids must be at least
@@ -157,7 +156,9 @@ def train(
     :func:`bpeds.tokenizer.formats.load_model` reads): every piece of ``data`` starts as
     the base encodes it, every base token and merge keeps its id and rank, and
     the new merges rank after them, so ``vocab_size`` counts the base's tokens
-    too. ``pattern`` and ``unicode`` default to the base's; base special tokens keep their ids
+    too. ``pattern`` and ``unicode`` default to the base's, ``tie`` to the order of the
+    base file's ids where import renumbered them (``"hf"`` for Hugging Face's files, as
+    ``bpe-continue``: :data:`~bpeds.tokenizer.continued.FILE_IDS_TIE`); base special tokens keep their ids
     unless a new merge needs the id (then they move after the new merges, with a
     warning); new special tokens (a list) come last. Type representation only.
     ``workers``: processes for splitting and counting (the merges do not

@@ -5,7 +5,7 @@ The reference is tiktoken itself: for each of the 29 general categories ``G`` (a
 surrogates ``Cs``), an ``Encoding`` whose split pattern is ``\\p{G}`` and whose vocabulary is
 the 256 bytes encodes a string holding every code point once; the characters that come back
 are exactly those its regex engine reads as ``G``. Every code point lands in exactly one
-category (checked). ``tests/test_unicode_tables.py`` checks the written table against
+category (checked). ``tests/test_peer_parity.py`` checks the written table against
 tiktoken, rustbpe and ``tokenizers`` (Oniguruma) again, so a peer that moves to other tables
 fails there. Run from the repository's root, with the ``dev`` extra installed::
 

@@ -31,16 +31,19 @@ from typing import TYPE_CHECKING, Any
 from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.formats._common import (
+    FILE_IDS_TIE,
     FormatError,
     PathLike,
     bpe_parts,
     build_tokenizer,
     check_u32_ids,
     distinct_token_bytes,
+    file_ids_tie,
     read_bytes,
     refuse_replay,
     renumber_specials,
 )
+from bpeds.tokenizer.unicode_tables import ENGINE_UNICODE
 
 if TYPE_CHECKING:
     import tiktoken
@@ -104,7 +107,11 @@ def to_tiktoken(tok: Tokenizer, name: str = "bpeds") -> tiktoken.Encoding:
     """``tok`` as a ``tiktoken.Encoding`` (needs the optional ``tiktoken`` package).
 
     ``pattern=None`` becomes :data:`NO_SPLIT_PATTERN`. The encoding gives the
-    same ids as ``tok`` for every text. Raises ``ImportError`` naming the
+    same ids as ``tok`` for every text when ``tok`` reads its pattern with tiktoken's
+    Unicode tables (``tok.unicode == "16.0"``: tokenizers imported from tiktoken or Hugging
+    Face files and trained with the ``rustbpe`` or ``hf`` presets; see
+    :mod:`bpeds.tokenizer.unicode_tables`); with the ``regex`` module's tables, for every
+    text without a code point the two read differently. Raises ``ImportError`` naming the
     package when it is missing, and :class:`FormatError` for a special id
     that does not fit in 32 bits (tiktoken's ranks are ``u32``).
     Complexity: O(total bytes of all tokens).
@@ -172,6 +179,7 @@ def from_tiktoken_ranks(
     special_tokens: Mapping[str, int] | None = None,
     renumber: bool = False,
     source: str = "<mergeable_ranks>",
+    unicode: str | None = ENGINE_UNICODE,
 ) -> Tokenizer:
     """A tokenizer from tiktoken's ``mergeable_ranks``, a pattern and special tokens.
 
@@ -185,7 +193,10 @@ def from_tiktoken_ranks(
     ranks already follow bpeds's numbering (byte ``b`` has rank ``b``, the
     other tokens ranks ``256, 257, ...``); otherwise ``renumber=True`` keeps
     the rank *order* (which is all that bytes-rank encoding uses) and numbers
-    bytes by value and the rest from 256, special tokens after them. Raises
+    bytes by value and the rest from 256, special tokens after them. ``unicode``: the
+    Unicode tables the pattern is read with, by default tiktoken's (``"16.0"``, so that
+    encoding equals tiktoken's on every code point; ``None``: the ``regex`` module's).
+    Raises
     :class:`FormatError` for a token no BPE over lower ranks builds (see the
     module docstring). Complexity: O(sum over tokens of L log L) for tokens of
     L bytes, plus O(L^2) byte slicing in the worst case.
@@ -234,14 +245,19 @@ def from_tiktoken_ranks(
             )
         merges.append((parts[0][2], parts[1][2]))
     specials = dict(special_tokens or {})
+    options: dict[str, Any] = {"imported_from": "tiktoken"}
     if renumber:
         specials = renumber_specials(specials, 256 + len(merges))
+        tie = file_ids_tie({b: ranks[bytes((b,))] for b in range(256)})
+        if tie is not None:
+            options[FILE_IDS_TIE] = tie
     return build_tokenizer(
         source,
         merges,
         pattern=pattern,
         special_tokens=specials,
-        options={"imported_from": "tiktoken"},
+        options=options,
+        unicode=unicode,
     )
 
 
@@ -251,6 +267,7 @@ def load_tiktoken(
     pattern: str | None,
     special_tokens: Mapping[str, int] | None = None,
     renumber: bool = False,
+    unicode: str | None = ENGINE_UNICODE,
 ) -> Tokenizer:
     """Read a ``.tiktoken`` file; the file has no pattern or special tokens, so pass them.
 
@@ -262,11 +279,18 @@ def load_tiktoken(
     source = str(path)
     ranks = parse_tiktoken_ranks(read_bytes(path, "a .tiktoken file"), source=source)
     return from_tiktoken_ranks(
-        ranks, pattern=pattern, special_tokens=special_tokens, renumber=renumber, source=source
+        ranks,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        renumber=renumber,
+        source=source,
+        unicode=unicode,
     )
 
 
-def from_tiktoken_encoding(encoding: Any, *, renumber: bool = False) -> Tokenizer:
+def from_tiktoken_encoding(
+    encoding: Any, *, renumber: bool = False, unicode: str | None = ENGINE_UNICODE
+) -> Tokenizer:
     """A tokenizer from a live ``tiktoken.Encoding`` (its ranks, pattern and specials).
 
     A pattern equal to :data:`NO_SPLIT_PATTERN` becomes ``None``. Reads the
@@ -286,4 +310,5 @@ def from_tiktoken_encoding(encoding: Any, *, renumber: bool = False) -> Tokenize
         special_tokens=specials,
         renumber=renumber,
         source=f"tiktoken encoding {getattr(encoding, 'name', '?')!r}",
+        unicode=unicode,
     )
