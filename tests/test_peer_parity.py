@@ -336,3 +336,95 @@ def test_continued_training_from_a_hugging_face_base_equals_bpe_continue() -> No
     assert [tuple(m.split(" ")) for m in hf_tokenizer_json(ours)["model"]["merges"]] == theirs
     by_own_ids = bpeds.train(TEXT[90000:], 1200, base=base, tie="smallest_ids")
     assert by_own_ids.merges != ours.merges
+
+
+# -- counts past 2**32 and 2**63 -------------------------------------------------------------
+
+
+def _weighted_bpe(
+    pieces: dict[str, int], merges: int, tie: str, min_count: int = 1
+) -> tuple[list[tuple[int, int]], dict[str, list[int]]]:
+    """BPE on weighted pieces the obvious way (Python ints throughout): every step counts
+    every pair, takes the largest count (ties by ids, or by the tokens' bytes), merges it
+    left to right everywhere. The merges and each piece's final tokens."""
+    words = {p: list(p.encode()) for p in pieces}
+    vocab = {i: bytes([i]) for i in range(256)}
+    made: list[tuple[int, int]] = []
+    for k in range(merges):
+        counts: dict[tuple[int, int], int] = {}
+        for p, c in pieces.items():
+            for pair in zip(words[p], words[p][1:], strict=False):
+                counts[pair] = counts.get(pair, 0) + c
+        eligible = [q for q, c in counts.items() if c >= min_count]
+        if not eligible:
+            break
+        if tie == "smallest_ids":
+            best = min(eligible, key=lambda q: (-counts[q], q))
+        else:
+            best = min(eligible, key=lambda q: (-counts[q], vocab[q[0]], vocab[q[1]]))
+        vocab[256 + k] = vocab[best[0]] + vocab[best[1]]
+        made.append(best)
+        for p, w in words.items():
+            out, i = [], 0
+            while i < len(w):
+                if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                    out.append(256 + k)
+                    i += 2
+                else:
+                    out.append(w[i])
+                    i += 1
+            words[p] = out
+    return made, words
+
+
+#: Piece counts around 2**32, 2**63 and up to 2**64 - 1 (the largest a counts file holds):
+#: the pair ``(a, b)`` alone is counted more than 2**65 times.
+HUGE = {
+    "ab": 2**64 - 1,
+    " abc": 2**63 + 12345,
+    "bca": 2**32 + 7,
+    "cab": 2**32 - 1,
+    "xyz": 3,
+    " ab": 2**63,
+    "abab": 2**62 + 1,
+    "zz": 2**40,
+}
+
+
+@pytest.mark.parametrize("tie", ["smallest_ids", "lexicographic"])
+@pytest.mark.parametrize("multiset", [None, "HeapyKiYay"])
+def test_counts_past_2_to_the_63_train_exactly_and_encode_consistently(
+    tie: str, multiset: str | None, tmp_path: Path
+) -> None:
+    """A counts file whose pair counts pass 2**32, 2**63 and 2**64 trains to the merges of
+    BPE done with Python ints (Hugging Face and rustbpe keep pair counts in 32 bits:
+    docs/scale.md), and the tokenizer encodes every piece into the tokens training left
+    it in."""
+    from bpeds.structures import HeapyKiYay
+    from bpeds.tokenizer.counts import Counts
+
+    Counts(HUGE, pattern="gpt2").save(tmp_path / "huge.counts")
+    counted = Counts.load(tmp_path / "huge.counts")
+    assert counted.total == sum(HUGE.values()) > 2**65
+    kw: dict[str, Any] = {} if multiset is None else {"multiset": HeapyKiYay}
+    with pytest.warns(UserWarning, match="training stopped after 10 of 12 merges"):
+        tok = bpeds.train(counted, 256 + 12, tie=tie, **kw)
+    merges, final = _weighted_bpe(HUGE, 12, tie)
+    assert tok.merges == merges
+    for piece, tokens in final.items():
+        assert tok.encode_ordinary(piece) == tokens
+    with pytest.warns(UserWarning, match="at least min_frequency=9223372036854775808"):
+        high = bpeds.train(counted, 256 + 12, tie=tie, min_frequency=2**63, **kw)
+    assert high.merges == _weighted_bpe(HUGE, 12, tie, min_count=2**63)[0]
+
+
+def test_counts_beyond_what_a_format_holds_are_refused(tmp_path: Path) -> None:
+    """A piece counted 2**64 times cannot be written (the file holds u64 counts), and the
+    per-group score, which packs a count into 48 bits, refuses larger pair counts."""
+    from bpeds.tokenizer.counts import Counts
+
+    with pytest.raises(ValueError, match="2\\*\\*64 or more cannot be saved"):
+        Counts({"ab": 2**64}, pattern="gpt2").save(tmp_path / "c.counts")
+    groups = {"a": Counts({"ab": 2**48}, pattern="gpt2"), "b": Counts({"ab": 1}, pattern="gpt2")}
+    with pytest.raises(ValueError, match="packs counts into 48 bits"):
+        bpeds.train(groups, 258, score="group_frequency")
