@@ -200,3 +200,39 @@ def test_a_base_with_a_bad_recorded_tie_asks_for_one() -> None:
     ordered = {"name": "smallest_ids", "byte_order": list(range(255, -1, -1))}
     base = Tokenizer([(97, 98)], pattern="gpt4", options={"tie_by_file_ids": ordered})
     assert bpeds.train("abab", 258, base=base).options["tie"] == ordered
+
+
+def test_the_command_line_counts_and_trains_with_the_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bpeds.cli import main
+
+    text = tmp_path / "odd.txt"
+    text.write_text(ODD * 4, encoding="utf-8")
+    counts, model = tmp_path / "c.counts", tmp_path / "t.json"
+    assert main(["count", str(text), "-o", str(counts), "--unicode", "16.0", "-q"]) == 0
+    assert Counts.load(counts).unicode == "16.0"
+    argv = ["train", "--counts", str(counts), "--vocab-size", "262", "--preset", "rustbpe"]
+    assert main([*argv, "-o", str(model), "-q"]) == 0
+    assert Tokenizer.load(model).unicode == "16.0"
+    assert main(["count", str(text), "-o", str(counts), "--force", "-q"]) == 0
+    assert main([*argv, "-o", str(model), "--force", "-q"]) == 2
+    assert "count with unicode='16.0'" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "train",
+                str(text),
+                "--vocab-size",
+                "262",
+                "--unicode",
+                "16.0",
+                "-o",
+                str(model),
+                "--force",
+                "-q",
+            ]
+        )
+        == 0
+    )
+    assert Tokenizer.load(model).unicode == "16.0"

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     check_new([output], args.force)
     options: dict[str, Any] = {
         "pattern": "gpt4" if args.pattern is None else pattern_arg(args.pattern),
+        "unicode": None if args.unicode == "regex" else args.unicode,
         "special_tokens": args.special_token or [],
         "workers": args.workers,
         "errors": args.errors,
@@ -228,6 +229,15 @@ def register(sub: Any) -> None:
         metavar="P",
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (default gpt4); training "
         "from the counts uses it",
+    )
+    c.add_argument(
+        "--unicode",
+        choices=["regex", "16.0"],
+        default="regex",
+        help="the Unicode tables the pattern's classes are read with: regex, the regex "
+        "module's (default), or 16.0, those of tiktoken, rustbpe and Hugging Face (count "
+        "with 16.0 for the rustbpe and hf presets when the text holds code points they read "
+        "differently)",
     )
     c.add_argument(
         "--special-token",

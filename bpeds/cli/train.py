@@ -104,6 +104,8 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
         value = getattr(args, key)
         if value is not None:
             options[key] = pattern_arg(value) if key == "pattern" else value
+    if args.unicode is not None:
+        options["unicode"] = None if args.unicode == "regex" else args.unicode
     if score is not None:
         options["score"] = score
     variant = _variant_spec(args.variant, args.variant_options)
@@ -234,6 +236,13 @@ def register(sub: Any) -> None:
         metavar="P",
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (no split); default: the "
         "preset's, else gpt4",
+    )
+    t.add_argument(
+        "--unicode",
+        choices=["regex", "16.0"],
+        help="the Unicode tables the pattern's classes are read with: 16.0, those of "
+        "tiktoken, rustbpe and Hugging Face (the rustbpe and hf presets' choice), or regex, "
+        "the regex module's (as minbpe); default: the preset's, else the base's, else regex",
     )
     t.add_argument(
         "--special-token",
