@@ -158,9 +158,9 @@ def train(
     the new merges rank after them, so ``vocab_size`` counts the base's tokens
     too. ``pattern`` and ``unicode`` default to the base's, ``tie`` to the order of the
     base file's ids where import renumbered them (``"hf"`` for Hugging Face's files, as
-    ``bpe-continue``: :data:`~bpeds.tokenizer.continued.FILE_IDS_TIE`); base special tokens keep their ids
-    unless a new merge needs the id (then they move after the new merges, with a
-    warning); new special tokens (a list) come last. Type representation only.
+    ``bpe-continue``: :data:`~bpeds.tokenizer.continued.FILE_IDS_TIE`); base special tokens
+    keep their ids unless a new merge needs the id (then they move after the new merges,
+    with a warning); new special tokens (a list) come last. Type representation only.
     ``workers``: processes for splitting and counting (the merges do not
     depend on it); default ``None``: the cores available to this process
     (:func:`available_cores`: its CPU affinity and container quota), with
