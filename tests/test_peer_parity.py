@@ -43,13 +43,14 @@ WORLD = (
 
 @cache
 def probe_points(every: bool = FULL) -> list[int]:
-    """Every code point (``every``: under CI); else every one the tables disagree on, the
-    first 768 and every 257th."""
-    odd = set(unicode_differences("16.0"))
+    """Every code point (``every``: under CI); else every fifth the tables disagree on (and
+    U+0295, whose category changed), the first 768 and every 509th."""
+    odd = sorted(unicode_differences("16.0"))
+    sample = {*odd[::5], 0x0295}
     return [
         cp
         for cp in range(0x110000)
-        if cp not in SURROGATES and (every or cp in odd or cp % 257 == 0 or cp < 0x300)
+        if cp not in SURROGATES and (every or cp in sample or cp % 509 == 0 or cp < 0x300)
     ]
 
 
@@ -230,7 +231,7 @@ def test_split_pieces_equal_tokenizers(behavior: str, invert: bool) -> None:
     """Every behaviour, inverted or not, on English and on many scripts: the pieces of
     :func:`split_pattern`'s pattern are those of Hugging Face's ``Split``."""
     tokenizers = pytest.importorskip("tokenizers")
-    texts = [TEXT[:60000], OTHER[:20000] + WORLD * 20]
+    texts = [TEXT[:60000], OTHER[:20000] + WORLD * 20] if FULL else [TEXT[:15000] + WORLD * 10]
     for pattern in SPLIT_PATTERNS:
         split = tokenizers.pre_tokenizers.Split(
             tokenizers.Regex(pattern), behavior=_SNAKE[behavior], invert=invert
