@@ -92,7 +92,11 @@ def test_every_engine_reads_the_unicode_16_table(engine: str) -> None:
     of bpeds's Unicode 16.0 table, which the regex module's newer tables do not."""
     text = "".join(map(chr, probe_points()))
     wrapped = compile_pattern(r"\p{L}", "16.0")
-    cats = CATEGORIES if FULL or engine == "tiktoken" else ("L", "N", "M", "Lu", "Ll", "Cn")
+    # Every category against tiktoken (the table's source); against the others, those the
+    # published patterns use (Hugging Face takes seconds a category on every code point).
+    cats = (
+        CATEGORIES if engine == "tiktoken" else ("L", "N", "M", "Lu", "Ll", "Lt", "Lm", "Lo", "Cn")
+    )
     for cat in cats:
         pattern = rf"\p{{{cat}}}"
         theirs = _matched(engine, pattern, text)
@@ -162,16 +166,21 @@ def test_every_code_point_encodes_like_tiktoken(pattern: str, tmp_path: Path) ->
 
 def test_every_code_point_splits_like_oniguruma() -> None:
     """Hugging Face's Split (Oniguruma) cuts the per-code-point probe text into exactly the
-    pieces bpeds cuts it into with Unicode 16.0's tables, for the three published patterns."""
+    pieces bpeds cuts it into with Unicode 16.0's tables, for the three published patterns
+    (under CI every code point with GPT-4o's, whose classes are the finest, the sample with
+    the others)."""
     tokenizers = pytest.importorskip("tokenizers")
-    text = probe_text()
     for pattern in (GPT2_PATTERN, GPT4_PATTERN, GPT4O_PATTERN):
+        text = probe_text(FULL and pattern == GPT4O_PATTERN)
         split = tokenizers.pre_tokenizers.Split(
             tokenizers.Regex(pattern), behavior="removed", invert=True
         )
         theirs = [p for p, _ in split.pre_tokenize_str(text)]
         assert compile_pattern(pattern, "16.0").findall(text) == theirs
-        assert compile_pattern(pattern).findall(text) != theirs
+        sample = probe_text(False)
+        assert compile_pattern(pattern).findall(sample) != [
+            p for p, _ in split.pre_tokenize_str(sample)
+        ]
 
 
 def _odd_text() -> str:

@@ -59,10 +59,9 @@ class _Plan:
         block_size: int,
         max_memory: int | None,
         min_count: int,
-        unicode: str | None = None,
     ) -> None:
-        self.source, _ = resolve_pattern(pattern, unicode)
-        self.unicode = None if self.source is None else unicode
+        self.source, _ = resolve_pattern(pattern)
+        self.unicode: str | None = None
         self.specials = tuple(check_special_texts(special_list(special_tokens)))
         self.workers = (
             1 if executor is not None and workers is None else pieces.check_workers(workers)
@@ -100,6 +99,13 @@ class _Plan:
                 )
             check_data(data)
         self.data = data
+
+    def tables(self, unicode: str | None) -> _Plan:
+        """This plan, its pattern's classes read with ``unicode``'s tables (checked as
+        :func:`~bpeds.tokenizer.pretokenize.resolve_pattern` checks them)."""
+        resolve_pattern(self.source, unicode)
+        self.unicode = None if self.source is None else unicode
+        return self
 
     def empty(self) -> Counts:
         return Counts._trusted({}, self.source, self.specials, self.unicode)
@@ -211,17 +217,8 @@ def count(
     ``max_memory`` while counting.
     """
     plan = _Plan(
-        data,
-        pattern,
-        special_tokens,
-        workers,
-        executor,
-        errors,
-        block_size,
-        max_memory,
-        min_count,
-        unicode,
-    )
+        data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
+    ).tables(unicode)
     if plan.bag:
         from bpeds.tokenizer import _dask
 
@@ -283,17 +280,8 @@ def count_to_file(
     called as each file is done (for progress).
     """
     plan = _Plan(
-        data,
-        pattern,
-        special_tokens,
-        workers,
-        executor,
-        errors,
-        block_size,
-        max_memory,
-        min_count,
-        unicode,
-    )
+        data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
+    ).tables(unicode)
     if plan.bag:
         raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
     check_targets([path], overwrite=overwrite)
