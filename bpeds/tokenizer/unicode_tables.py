@@ -6,8 +6,9 @@ crates, through ``fancy-regex``) and behind Hugging Face ``tokenizers`` (Oniguru
 ``\\p{L}``, ``\\p{N}``, ``\\p{M}`` and the other general categories with the tables of
 **Unicode 16.0** (probed code point by code point: tiktoken 0.14, rustbpe 0.1 and
 tokenizers 0.23 read all 1,112,064 code points alike in the classes tested;
-``tests/data/make_unicode_table.py`` and ``tests/test_peer_parity.py``). Where the two differ -- code points assigned after
-Unicode 16.0, which the engines read as unassigned (``Cn``), and the few whose category
+``tests/data/make_unicode_table.py`` and ``tests/test_peer_parity.py``). Where the two
+differ -- code points assigned after Unicode 16.0, which the engines read as unassigned
+(``Cn``), and the few whose category
 changed, such as U+0295, ``Ll`` there and ``Lo`` in newer tables -- the same pattern
 splits the same text differently: ``"\\u0558's"`` is ``["\\u0558", "'s"]`` for bpeds with the
 ``regex`` tables and ``["\\u0558'", "s"]`` for tiktoken.
