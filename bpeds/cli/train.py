@@ -17,6 +17,7 @@ from bpeds.cli.common import (
     DataError,
     UsageError,
     add_command,
+    add_unicode_option,
     check_new,
     errors_option,
     group_arg,
@@ -29,6 +30,7 @@ from bpeds.cli.common import (
     plural,
     read_input,
     save,
+    unicode_arg,
 )
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer.formats import load_model
@@ -105,7 +107,7 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
         if value is not None:
             options[key] = pattern_arg(value) if key == "pattern" else value
     if args.unicode is not None:
-        options["unicode"] = None if args.unicode == "regex" else args.unicode
+        options["unicode"] = unicode_arg(args.unicode)
     if score is not None:
         options["score"] = score
     variant = _variant_spec(args.variant, args.variant_options)
@@ -237,13 +239,7 @@ def register(sub: Any) -> None:
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (no split); default: the "
         "preset's, else gpt4",
     )
-    t.add_argument(
-        "--unicode",
-        choices=["regex", "16.0"],
-        help="the Unicode tables the pattern's classes are read with: 16.0, those of "
-        "tiktoken, rustbpe and Hugging Face (the rustbpe and hf presets' choice), or regex, "
-        "the regex module's (as minbpe); default: the preset's, else the base's, else regex",
-    )
+    add_unicode_option(t, "the preset's, else the base's, else regex")
     t.add_argument(
         "--special-token",
         action="append",
