@@ -216,8 +216,18 @@ class Picky(Variant):
     a present token's bytes: one token per string, as in the paper's code).
     ``threshold = 1`` never removes.
 
+    ``count_remakes``: stop as the paper's code does. That code adds one to its vocabulary
+    size for every merge, also for a merge that makes a token already present (a second
+    pair with the same bytes), which adds no token; so it stops one merge earlier for
+    every such merge. By default bpeds counts the tokens encoding can emit, and a run ends
+    with exactly ``vocab_size`` of them; with ``count_remakes=True`` the run stops when
+    that count plus the merges that re-made a present token reaches the target.
+    O(1) per merge either way.
+
     >>> Picky(0.9).describe()
     {'name': 'picky', 'threshold': 0.9}
+    >>> Picky(0.9, count_remakes=True).describe()
+    {'name': 'picky', 'threshold': 0.9, 'count_remakes': True}
     """
 
     name = "picky"
@@ -225,13 +235,36 @@ class Picky(Variant):
     removes = True
     same_bytes_same_token = True
 
-    def __init__(self, threshold: float = 0.9) -> None:
+    def __init__(self, threshold: float = 0.9, count_remakes: bool = False) -> None:
         self.threshold = _check_fraction(threshold, "Picky threshold")
+        if not isinstance(count_remakes, bool):
+            raise ValueError(f"Picky count_remakes must be True or False, got {count_remakes!r}")
+        self.count_remakes = count_remakes
+        self._made: set[int] = set()
+        self._gone: set[int] = set()
+        self._remade = 0
 
     def options(self) -> dict[str, Any]:
+        if self.count_remakes:
+            return {"threshold": self.threshold, "count_remakes": True}
         return {"threshold": self.threshold}
 
+    def begin(self, loop: Loop) -> None:
+        self._made = set()
+        self._gone = set()
+        self._remade = 0
+
     def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        if self.count_remakes:
+            if new in self._made and new not in self._gone:
+                self._remade += 1  # the merge made a token that was there already
+            self._made.add(new)
+            self._gone.discard(new)  # (a removed token made again is restored)
+        self._remove(loop, pair)
+        if self._remade and loop.remaining() <= self._remade:
+            loop.stop()
+
+    def _remove(self, loop: Loop, pair: tuple[int, int]) -> None:
         m = loop.merged_sites()
         if m <= 0:
             return
@@ -242,6 +275,7 @@ class Picky(Variant):
             # (the comparison the reference makes: m / (f_after + m) > threshold)
             if m > self.threshold * (loop.unigram(x) + m):
                 loop.remove(x)
+                self._gone.add(x)
 
 
 class Scaffold(Variant):

@@ -653,9 +653,11 @@ def test_the_default_uses_the_cores_available(monkeypatch: pytest.MonkeyPatch) -
     assert bpeds.tokenizer.pieces.available_cores() == 2
     used: list[int] = []
 
-    def batches(texts: Any, pattern: Any, sequence: bool, workers: int, size: int) -> Any:
+    def batches(
+        texts: Any, pattern: Any, sequence: bool, workers: int, size: int, *rest: Any
+    ) -> Any:
         used.append(workers)
-        return original(texts, pattern, sequence, workers, size)
+        return original(texts, pattern, sequence, workers, size, *rest)
 
     original = bpeds.tokenizer.pieces.batch_results
     monkeypatch.setattr(bpeds.tokenizer.pieces, "batch_results", batches)

@@ -220,6 +220,8 @@ LAYERS: list[tuple[str, ...]] = [
     # The tokenizer layer, the package bpeds.tokenizer: patterns and their limits,
     # special-token rules, event logs, the JSON format's core.
     (
+        "bpeds.tokenizer._unicode_16_0",
+        "bpeds.tokenizer.unicode_tables",
         "bpeds.tokenizer.limits",
         "bpeds.tokenizer.pattern_safety",
         "bpeds.tokenizer.pretokenize",

@@ -4,6 +4,7 @@ paper's trainer, and misuse is refused with clear errors."""
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,49 @@ def test_picky_equals_the_papers_trainer(case: int) -> None:
             ours.append(["remove", text(e.token), [text(p) for p in e.parts]])
     assert sum(e[0] == "remove" for e in ours) > 10  # (the case exercises removals)
     assert ours == ref
+
+
+def _rendered(driver: MergeDriver) -> list[list[Any]]:
+    """The driver's events as the golden files write the reference's (tokens as text)."""
+
+    def text(t: int) -> str:
+        return driver.vocab.token_bytes(t).decode()
+
+    return [
+        ["merge", text(e.parts[0]), text(e.parts[1]), text(e.token)]
+        if e.kind == "merge"
+        else ["remove", text(e.token), [text(p) for p in e.parts]]
+        for e in driver.events
+    ]
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["threshold0.7", "threshold0.5"])
+def test_picky_count_remakes_stops_where_the_papers_trainer_stops(case: int) -> None:
+    """The paper's code counts a merge that re-makes a present token as a new token, so it
+    stops one merge earlier per such merge (tests/data/picky_stop_golden.json: runs to
+    2,064 tokens, one re-make each). ``count_remakes=True`` gives its events exactly, the
+    same number of merges included; the default counts the tokens present and merges on."""
+    golden = json.loads((DATA / "picky_stop_golden.json").read_text(encoding="utf-8"))
+    expected = golden["cases"][case]
+    assert expected["remade_present"]  # (the case exercises the rule)
+    target = expected["vocab_size"] - expected["initial_size"]
+
+    def run(count_remakes: bool) -> MergeDriver:
+        variant = Picky(expected["threshold"], count_remakes=count_remakes)
+        driver = MergeDriver(
+            TypeCorpus.from_counts(_picky_words()), target, variant=variant, tie="lexicographic"
+        )
+        driver.run()
+        return driver
+
+    ours = _rendered(run(True))
+    rendered = json.dumps(ours, ensure_ascii=False, separators=(",", ":"))
+    assert sum(e[0] == "merge" for e in ours) == expected["merges"]
+    assert ours[-3:] == expected["last_events"]
+    assert hashlib.sha256(rendered.encode()).hexdigest() == expected["events_sha256"]
+    by_tokens = _rendered(run(False))
+    assert by_tokens[: len(ours)] == ours
+    assert sum(e[0] == "merge" for e in by_tokens) > expected["merges"]
 
 
 def test_vocabulary_target_counts_present_unmarked_tokens() -> None:

@@ -120,6 +120,24 @@ def read_input(path: str, errors: str) -> str:
     return _decode(data, path, errors)
 
 
+def add_unicode_option(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--unicode T``: the Unicode tables a pattern's classes are read with, ``regex`` (the
+    ``regex`` module's) or ``16.0`` (tiktoken's, rustbpe's, Hugging Face's); read it with
+    :func:`unicode_arg`. ``default`` says what leaving it out means, for the help."""
+    parser.add_argument(
+        "--unicode",
+        choices=["regex", "16.0"],
+        help="the Unicode tables the pattern's classes are read with: 16.0, those of "
+        "tiktoken, rustbpe and Hugging Face (the rustbpe and hf presets'), or regex, the "
+        f"regex module's (as minbpe); default: {default}",
+    )
+
+
+def unicode_arg(value: str | None) -> str | None:
+    """The ``unicode`` argument of ``--unicode T`` (``regex``: ``None``)."""
+    return None if value == "regex" else value
+
+
 def pattern_arg(value: str) -> str | None:
     """``none`` (any case) means no split; names and regex sources pass through."""
     return None if value.lower() == "none" else value

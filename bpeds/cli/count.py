@@ -18,6 +18,7 @@ from bpeds.cli.common import (
     DataError,
     UsageError,
     add_command,
+    add_unicode_option,
     check_new,
     errors_option,
     input_path,
@@ -25,6 +26,7 @@ from bpeds.cli.common import (
     note,
     pattern_arg,
     plural,
+    unicode_arg,
 )
 from bpeds.tokenizer.counting import count, count_to_file
 from bpeds.tokenizer.counts import sum_counts
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     check_new([output], args.force)
     options: dict[str, Any] = {
         "pattern": "gpt4" if args.pattern is None else pattern_arg(args.pattern),
+        "unicode": unicode_arg(args.unicode),
         "special_tokens": args.special_token or [],
         "workers": args.workers,
         "errors": args.errors,
@@ -229,6 +232,7 @@ def register(sub: Any) -> None:
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (default gpt4); training "
         "from the counts uses it",
     )
+    add_unicode_option(c, "regex; count with 16.0 for the rustbpe and hf presets")
     c.add_argument(
         "--special-token",
         action="append",

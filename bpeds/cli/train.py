@@ -17,6 +17,7 @@ from bpeds.cli.common import (
     DataError,
     UsageError,
     add_command,
+    add_unicode_option,
     check_new,
     errors_option,
     group_arg,
@@ -29,6 +30,7 @@ from bpeds.cli.common import (
     plural,
     read_input,
     save,
+    unicode_arg,
 )
 from bpeds.scoring.registry import get_score
 from bpeds.tokenizer.formats import load_model
@@ -113,6 +115,8 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
         value = getattr(args, key)
         if value is not None:
             options[key] = pattern_arg(value) if key == "pattern" else value
+    if args.unicode is not None:
+        options["unicode"] = unicode_arg(args.unicode)
     if score is not None:
         options["score"] = score
     variant = _variant_spec(args.variant, args.variant_options)
@@ -251,6 +255,7 @@ def register(sub: Any) -> None:
         help="split pattern: gpt2, gpt4, gpt4o, a regex, or none (no split); default: the "
         "preset's, else gpt4",
     )
+    add_unicode_option(t, "the preset's, else the base's, else regex")
     t.add_argument("--normalizer", choices=NORMALIZERS, help=NORMALIZER_HELP)
     t.add_argument(
         "--special-token",

@@ -92,4 +92,4 @@ def count_bag(
     return result
 
 
-_OPTION_NAMES = ("source", "specials", "errors", "block_size")
+_OPTION_NAMES = ("source", "specials", "errors", "block_size", "unicode")

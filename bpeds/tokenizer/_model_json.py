@@ -43,6 +43,7 @@ class ModelParts(NamedTuple):
     options: dict[str, Any]
     source: str
     events: list[Any] | None = None
+    unicode: str | None = None
     normalizer: str | None = None
     ids: list[int] | None = None
 
@@ -53,11 +54,14 @@ def render(
     options: Mapping[str, Any],
     merges: Sequence[tuple[int, int]],
     events: Sequence[Sequence[Any]] | None = None,
+    unicode: str | None = None,
     *,
     normalizer: str | None = None,
     ids: Sequence[int] | None = None,
 ) -> str:
     """The document for these parts: one key per line, one merge per line, options sorted.
+    A ``unicode`` other than ``None`` is written as the optional key ``"unicode"`` after
+    ``"pattern"`` (a bpeds that does not know it refuses the file: unknown key).
 
     >>> print(render(None, {}, {}, [(97, 98)]))
     {
@@ -84,6 +88,7 @@ def render(
         "format": FORMAT,
         "version": VERSION if events is None else EVENTS_VERSION,
         "pattern": pattern,
+        **({} if unicode is None else {"unicode": unicode}),
         "special_tokens": dict(special_tokens),
         "options": dict(options),
         **({} if normalizer is None else {"normalizer": normalizer}),
@@ -173,7 +178,7 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     missing = [k for k in keys if k not in doc]
     if missing:
         raise fail(f"missing key(s) {missing}")
-    extra = sorted(set(doc) - set(keys) - {"normalizer", "ids"})
+    extra = sorted(set(doc) - set(keys) - {"unicode", "normalizer", "ids"})
     if extra:
         raise fail(f"unknown key(s) {extra}")
     pattern = doc["pattern"]
@@ -204,6 +209,9 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
             "a split pattern may have (bpeds.tokenizer.pattern_safety)"
         )
     check_text([pattern, special, options], "the file", fail)
+    unicode = doc.get("unicode")
+    if "unicode" in doc and not isinstance(unicode, str):
+        raise fail(f'"unicode" must be a string, found {short_repr(unicode)}')
     events = doc.get("events")
     if events is not None and not (
         isinstance(events, list) and all(isinstance(e, list) for e in events)
@@ -215,7 +223,9 @@ def parse(text: str | bytes, *, source: str = "<string>") -> ModelParts:
     ids = doc.get("ids")
     if ids is not None and not (isinstance(ids, list) and all(_is_int(i) for i in ids)):
         raise fail('"ids" must be an array of integer ids or absent')
-    return ModelParts(pairs, pattern, special, options, source, events, normalizer, ids)
+    return ModelParts(
+        pairs, pattern, special, options, source, events, unicode, normalizer=normalizer, ids=ids
+    )
 
 
 def read(path: str | os.PathLike[str]) -> ModelParts:
@@ -238,6 +248,7 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
             special_tokens=parts.special_tokens,
             options=parts.options,
             **({} if parts.events is None else {"events": parts.events}),
+            **({} if parts.unicode is None else {"unicode": parts.unicode}),
             **({} if parts.normalizer is None else {"normalizer": parts.normalizer}),
             **({} if parts.ids is None else {"ids": parts.ids}),
         )

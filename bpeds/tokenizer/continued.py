@@ -22,6 +22,7 @@ from itertools import pairwise
 from typing import Any, Protocol, cast
 
 from bpeds.corpus import TypeCorpus
+from bpeds.scoring.ties import SmallestIds, TieRule, tie_rule
 from bpeds.tokenizer.encoder import bpe, rank_table, token_table
 from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pretokenize import resolve_pattern
@@ -51,6 +52,14 @@ class BaseModel(Protocol):
 
 _READ = ("merges", "pattern", "special_tokens", "options", "replays")
 
+#: The option an imported tokenizer records when its file numbered the bytes in another
+#: order than by value: the tie rule comparing pairs by the file's ids (``{"name": "hf"}``
+#: for a file Hugging Face trained, or ``smallest_ids`` with a ``byte_order``). Continued
+#: training from it breaks ties so by default, as the file's own trainer would
+#: (``bpe-continue`` does on such a file). It is the one recorded option bpeds reads back,
+#: and only as a tie rule, validated.
+FILE_IDS_TIE = "tie_by_file_ids"
+
 
 class Continuation:
     """A base to continue from, checked, with what a run reads of it.
@@ -78,12 +87,37 @@ class Continuation:
             )
         self.merges = model.merges
         self.pattern = model.pattern
+        self.unicode: str | None = getattr(model, "unicode", None)
         self.special_tokens = model.special_tokens
         self.options = model.options
         #: the base's Unicode normaliser, which the new data is read with too
         self.normalizer: Form | None = check_normalizer(getattr(model, "normalizer", None))
         #: the base's own ids of its byte and merge tokens (None: bpeds's numbering)
         self.ids: list[int] | None = getattr(model, "ids", None)
+
+    def tie(self) -> TieRule | None:
+        """The tie rule of the base's file ids (:data:`FILE_IDS_TIE`), or ``None`` when the
+        base records none (its ids are bpeds's own, which ``smallest_ids`` compares). A
+        recorded value that is not a valid tie rule raises ``ValueError``."""
+        recorded = self.options.get(FILE_IDS_TIE)
+        if recorded is None:
+            return None
+        if recorded == {"name": "hf"}:
+            return tie_rule("hf")
+        if (
+            isinstance(recorded, dict)
+            and recorded.get("name") == "smallest_ids"
+            and set(recorded) == {"name", "byte_order"}
+            and isinstance(recorded["byte_order"], list)
+            and all(type(x) is int for x in recorded["byte_order"])
+            and sorted(recorded["byte_order"]) == list(range(256))
+        ):
+            return SmallestIds(recorded["byte_order"])
+        raise ValueError(
+            f"the base records {FILE_IDS_TIE}={recorded!r}, which is not a tie rule bpeds "
+            "records ({'name': 'hf'} or smallest_ids with a byte_order): pass tie=... "
+            "explicitly"
+        )
 
     @property
     def size(self) -> int:

@@ -50,8 +50,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from bpeds.errors import ModelFormatError, TokenizerError
 from bpeds.tokenizer import _model_json
 from bpeds.tokenizer.encoder import (
@@ -67,7 +65,7 @@ from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.idmap import IdMap
 from bpeds.tokenizer.normalize import Form, check_normalizer
 from bpeds.tokenizer.pattern_safety import TimedPattern
-from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
+from bpeds.tokenizer.pretokenize import PATTERNS, CompiledPattern, resolve_pattern
 from bpeds.tokenizer.replay import EventLogError, Replay, Supermerger, check_events
 from bpeds.tokenizer.special import (
     check_special_ids,
@@ -118,9 +116,13 @@ class Tokenizer:
 
     ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"`` (see
     :data:`bpeds.tokenizer.pretokenize.PATTERNS`), any regex source, or ``None`` (no
-    split). Construction validates everything; complexity O(number of merges +
-    special tokens squared). Errors: :class:`TokenizerError` (a ``ValueError``)
-    for inconsistent parts, ``TypeError`` for values of the wrong type.
+    split). ``unicode``: the Unicode tables the pattern's classes are read with
+    (:mod:`bpeds.tokenizer.unicode_tables`): ``None``, the ``regex`` module's own (as
+    minbpe), or ``"16.0"``, those of tiktoken, rustbpe and Hugging Face; it is ``None``
+    whatever is given when ``pattern`` is ``None``. Construction validates everything;
+    complexity O(number of merges + special tokens squared). Errors:
+    :class:`TokenizerError` (a ``ValueError``) for inconsistent parts, ``TypeError`` for
+    values of the wrong type.
     """
 
     __slots__ = (
@@ -135,6 +137,7 @@ class Tokenizer:
         "_options",
         "_pattern",
         "_special",
+        "_unicode",
         "_vocab",
     )
 
@@ -146,6 +149,7 @@ class Tokenizer:
         special_tokens: Mapping[str, int] | None = None,
         options: Mapping[str, Any] | None = None,
         events: Sequence[Sequence[Any]] | None = None,
+        unicode: str | None = None,
         normalizer: str | None = None,
         ids: Sequence[int] | None = None,
     ) -> None:
@@ -173,7 +177,7 @@ class Tokenizer:
             seen.add(pair)
             checked.append(pair)
             vocab.add(a, b)
-        source, compiled = resolve_pattern(pattern)
+        source, compiled = resolve_pattern(pattern, unicode)
         special: dict[str, int] = {}
         if special_tokens is not None:
             if not isinstance(special_tokens, Mapping):
@@ -221,6 +225,7 @@ class Tokenizer:
         self._merges = checked
         self._vocab = vocab
         self._pattern = source
+        self._unicode = None if source is None else unicode
         self._compiled = compiled
         self._special = special
         self._options = opts
@@ -277,6 +282,7 @@ class Tokenizer:
             special_tokens={t: top + j for j, t in enumerate(order)},
             options=self._options,
             normalizer=self._normalizer,
+            unicode=self._unicode,
         )
 
     @property
@@ -294,6 +300,13 @@ class Tokenizer:
         """
         form = self._normalizer
         return text if form is None else unicodedata.normalize(form, text)
+
+    @property
+    def unicode(self) -> str | None:
+        """The Unicode tables the pattern's classes are read with: ``None`` for the ``regex``
+        module's own, ``"16.0"`` for tiktoken's, rustbpe's and Hugging Face's (see
+        :mod:`bpeds.tokenizer.unicode_tables`)."""
+        return self._unicode
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -483,7 +496,7 @@ class Tokenizer:
         if enc is None:
             # A pattern that is not one of bpeds's own is matched with a time limit.
             compiled = self._compiled
-            split: regex.Pattern[str] | TimedPattern | None = compiled
+            split: CompiledPattern | TimedPattern | None = compiled
             if compiled is not None and self._pattern not in _OWN_PATTERNS:
                 split = TimedPattern(compiled)
             piece = join = None
@@ -823,6 +836,10 @@ class Tokenizer:
             options.get("preset") is not None and self._pattern == PATTERNS["gpt4"]
         ):
             options["pattern"] = self._pattern
+        if "unicode" not in options and not (
+            options.get("preset") is not None and self._unicode is None
+        ):
+            options["unicode"] = self._unicode
         if "special_tokens" not in options:
             options["special_tokens"] = sorted(self._special, key=self._special.__getitem__)
         if "normalizer" not in options:
@@ -906,6 +923,7 @@ class Tokenizer:
             special_tokens=model.special_tokens,
             options=model.options,
             events=model.events,
+            unicode=model.unicode,
             normalizer=model.normalizer,
             ids=model.ids,
         )
@@ -925,6 +943,7 @@ class Tokenizer:
             self._options,
             self._merges,
             self.events,
+            self._unicode,
             normalizer=self._normalizer,
             ids=self.ids,
         )
@@ -962,6 +981,7 @@ class Tokenizer:
         return (
             self._merges == other._merges
             and self._pattern == other._pattern
+            and self._unicode == other._unicode
             and self._special == other._special
             and self._options == other._options
             and self._events == other._events
@@ -974,9 +994,10 @@ class Tokenizer:
     def __repr__(self) -> str:
         name = next((k for k, v in PATTERNS.items() if v == self._pattern), None)
         pat = repr(name) if name is not None else ("None" if self._pattern is None else "...")
+        tables = "" if self._unicode is None else f", unicode={self._unicode!r}"
         norm = "" if self._normalizer is None else f", normalizer={self._normalizer!r}"
         return (
-            f"Tokenizer(merges=<{len(self._merges)}>, pattern={pat}, "
+            f"Tokenizer(merges=<{len(self._merges)}>, pattern={pat}{tables}, "
             f"special_tokens={self._special!r}{norm})"
         )
 
@@ -987,6 +1008,7 @@ class Tokenizer:
             "special_tokens": self._special,
             "options": self._options,
             "events": self.events,
+            "unicode": self._unicode,
             "normalizer": self._normalizer,
             "ids": self.ids,
         }
@@ -998,6 +1020,7 @@ class Tokenizer:
             special_tokens=state["special_tokens"],
             options=state["options"],
             events=state.get("events"),
+            unicode=state.get("unicode"),
             normalizer=state.get("normalizer"),
             ids=state.get("ids"),
         )
@@ -1007,6 +1030,7 @@ class Tokenizer:
         self._merges = other._merges
         self._vocab = other._vocab
         self._pattern = other._pattern
+        self._unicode = other._unicode
         self._compiled = other._compiled
         self._special = other._special
         self._options = other._options

@@ -63,6 +63,7 @@ class _Plan:
         min_count: int,
     ) -> None:
         self.source, _ = resolve_pattern(pattern)
+        self.unicode: str | None = None
         self.specials = tuple(check_special_texts(special_list(special_tokens)))
         self.workers = (
             1 if executor is not None and workers is None else pieces.check_workers(workers)
@@ -102,8 +103,15 @@ class _Plan:
         self.data = data
         self.job = JobProgress(NullProgress())  # (count's progress= sets it)
 
+    def tables(self, unicode: str | None) -> _Plan:
+        """This plan, its pattern's classes read with ``unicode``'s tables (checked as
+        :func:`~bpeds.tokenizer.pretokenize.resolve_pattern` checks them)."""
+        resolve_pattern(self.source, unicode)
+        self.unicode = None if self.source is None else unicode
+        return self
+
     def empty(self) -> Counts:
-        return Counts._trusted({}, self.source, self.specials)
+        return Counts._trusted({}, self.source, self.specials, self.unicode)
 
     def feed(self, sink: SpillCounter) -> None:
         """Count the data into ``sink``, in order, where the arguments say."""
@@ -122,10 +130,14 @@ class _Plan:
                 else min(self.block_size, size),
             )
             segments = self.job.read(segments, data_size(self.data))
-            for part in pieces.batch_results(segments, self.source, False, self.workers, size):
+            for part in pieces.batch_results(
+                segments, self.source, False, self.workers, size, self.unicode
+            ):
                 sink.add(part)
             return
-        todo = executors.tasks(self.data, self.source, self.specials, self.errors, self.block_size)
+        todo = executors.tasks(
+            self.data, self.source, self.specials, self.errors, self.block_size, self.unicode
+        )
         executor: Any = self.executor
         executors.on_executor(
             executor.get_executor() if executors.is_dask_client(executor) else executor, todo, sink
@@ -145,6 +157,7 @@ def count(
     min_count: int = 1,
     spill_dir: str | os.PathLike[str] | None = None,
     progress: bool | Progress | None = None,
+    unicode: str | None = None,
 ) -> Counts:
     """Count the pieces of ``data`` as :func:`bpeds.train` does, and return them as
     :class:`~bpeds.tokenizer.counts.Counts`.
@@ -166,8 +179,10 @@ def count(
     them; a mapping of groups is refused: count each group, then train on
     ``{name: counts}``), or a ``dask.bag.Bag`` of texts and paths (one unit
     each; counted partition by partition, reduced in a tree by Dask).
-    ``pattern``, ``special_tokens`` (the texts cut out), ``errors``,
-    ``block_size``: as for :func:`bpeds.train`. Files named ``.gz``, ``.bz2``,
+    ``pattern``, ``unicode`` (the Unicode tables the pattern reads; ``"16.0"`` for counts
+    that train the ``hf`` and ``rustbpe`` presets on text where the tables differ),
+    ``special_tokens`` (the texts cut out), ``errors``, ``block_size``: as for
+    :func:`bpeds.train`. Files named ``.gz``, ``.bz2``,
     ``.xz`` (and ``.zst`` with the ``zstandard`` package) are decompressed;
     each row of a ``.parquet`` file's ``text`` (else ``content``) column is
     a unit (with ``pyarrow``; see :func:`bpeds.tokenizer.io.parquet_texts`).
@@ -212,12 +227,12 @@ def count(
     """
     plan = _Plan(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
-    )
+    ).tables(unicode)
     plan.job = JobProgress(resolve_progress(progress))
     if plan.bag:
         from bpeds.tokenizer import _dask
 
-        options = (plan.source, plan.specials, plan.errors, plan.block_size)
+        options = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
         got = _dask.count_bag(
             data, executors.count_partition, options, executor, executors.TREE_FANIN
         )
@@ -226,7 +241,9 @@ def count(
     if executors.is_dask_client(executor) and max_memory is None:
         from bpeds.tokenizer import _dask
 
-        todo = executors.tasks(data, plan.source, plan.specials, plan.errors, plan.block_size)
+        todo = executors.tasks(
+            data, plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode
+        )
         got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
         return _at_least(got or plan.empty(), plan.min_count)
     with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
@@ -234,7 +251,7 @@ def count(
             plan.feed(sink)
         finally:
             plan.job.close()
-        return sink.counts(plan.source, plan.specials, plan.min_count)
+        return sink.counts(plan.source, plan.specials, plan.min_count, plan.unicode)
 
 
 def count_to_file(
@@ -253,6 +270,7 @@ def count_to_file(
     spill_dir: str | os.PathLike[str] | None = None,
     resume_dir: str | os.PathLike[str] | None = None,
     on_file: OnFile | None = None,
+    unicode: str | None = None,
 ) -> tuple[int, int]:
     """Count ``data`` as :func:`count` does and write the counts file at ``path``.
 
@@ -276,7 +294,7 @@ def count_to_file(
     """
     plan = _Plan(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
-    )
+    ).tables(unicode)
     if plan.bag:
         raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
     check_targets([path], overwrite=overwrite)
@@ -289,7 +307,12 @@ def count_to_file(
             for part in parts:
                 sink.add(Counts.load(part)._pieces)
         written = sink.save(
-            path, plan.source, plan.specials, overwrite=overwrite, min_count=plan.min_count
+            path,
+            plan.source,
+            plan.specials,
+            overwrite=overwrite,
+            min_count=plan.min_count,
+            unicode=plan.unicode,
         )
     if resume_dir is not None:
         for part in parts:
@@ -301,9 +324,10 @@ def _part_name(path: Path, plan: _Plan) -> str:
     """The part file of ``path`` in a resume directory: a digest of the file's identity
     (resolved path, size, modification time) and of how it is counted."""
     st = path.stat()
-    key = json.dumps(
-        [str(path.resolve()), st.st_size, st.st_mtime_ns, plan.source, plan.specials, plan.errors]
-    )
+    how = [plan.source, plan.specials, plan.errors]
+    if plan.unicode is not None:  # (names of parts counted with the regex tables unchanged)
+        how.append(plan.unicode)
+    key = json.dumps([str(path.resolve()), st.st_size, st.st_mtime_ns, *how])
     return "part-" + hashlib.sha256(key.encode()).hexdigest()[:32] + ".counts"
 
 
@@ -331,7 +355,7 @@ def _resumable(plan: _Plan, folder: Path, on_file: OnFile | None) -> list[Path]:
             done(f, part, None)
         else:
             todo.append((f, part))
-    args = (plan.source, plan.specials, plan.errors, plan.block_size)
+    args = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
     if plan.executor is None:
         for f, part in todo:
             if plan.workers == 1:
@@ -344,9 +368,11 @@ def _resumable(plan: _Plan, folder: Path, on_file: OnFile | None) -> list[Path]:
                     errors=plan.errors,
                     block_size=plan.block_size,
                 )
-                counted = pieces.count_pieces(segments, plan.source, workers=plan.workers)
+                counted = pieces.count_pieces(
+                    segments, plan.source, workers=plan.workers, unicode=plan.unicode
+                )
                 assert isinstance(counted, dict)
-                counts = Counts._trusted(counted, plan.source, plan.specials)
+                counts = Counts._trusted(counted, plan.source, plan.specials, plan.unicode)
             done(f, part, counts)
         return parts
     executor: Any = plan.executor
@@ -367,4 +393,4 @@ def _at_least(c: Counts, min_count: int) -> Counts:
     if min_count == 1:
         return c
     kept = {p: n for p, n in c.items() if n >= min_count}
-    return Counts._trusted(kept, c.pattern, c.special_tokens)
+    return Counts._trusted(kept, c.pattern, c.special_tokens, c.unicode)

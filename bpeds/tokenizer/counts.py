@@ -23,7 +23,9 @@ and read in blocks, never held whole in memory besides the counts::
     version   u32 LE    1
     header    u32 LE length, then that many bytes of JSON (at most 1 MiB):
               {"pattern": str | null, "special_tokens": [str, ...],
-               "pieces": int, "total": int}
+               "pieces": int, "total": int}, and "unicode": str when the
+              pattern's classes were read with other tables than the regex
+              module's (bpeds.tokenizer.unicode_tables)
     blocks    each: u32 LE raw length, u32 LE compressed length, then the
               zlib-compressed block; a block with both lengths 0 ends them.
               A block (raw at most 64 MiB) is: u32 n, n u32 piece lengths
@@ -60,6 +62,7 @@ from typing import Any, BinaryIO
 from bpeds.errors import BpedsError
 from bpeds.tokenizer.files import check_targets, write_stream
 from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
+from bpeds.tokenizer.unicode_tables import check_unicode, unicode_differences
 
 __all__ = [
     "FORMAT_VERSION",
@@ -97,8 +100,10 @@ class Counts:
     non-empty ``str`` without lone surrogates, counts ``int >= 1``.
     ``pattern``: the split pattern that made them (a name such as ``"gpt4"``,
     a regex source, or ``None`` for no split); it is stored as its regex
-    source. ``special_tokens``: the texts that were cut out of the text
-    before splitting. Bad values raise ``TypeError``/``ValueError`` naming
+    source. ``unicode``: the Unicode tables the pattern's classes were read with
+    (:mod:`bpeds.tokenizer.unicode_tables`; ``None``, the ``regex`` module's own, also
+    whenever ``pattern`` is ``None``). ``special_tokens``: the texts that were cut out of
+    the text before splitting. Bad values raise ``TypeError``/``ValueError`` naming
     them. A ``Counts`` is not changed after it is made (``+`` makes a new one).
 
     >>> c = Counts([("a", 1), ("b", 2), ("a", 3)], pattern=None)
@@ -108,7 +113,7 @@ class Counts:
     Complexity: O(pieces) to build, O(1) look-ups.
     """
 
-    __slots__ = ("_pattern", "_pieces", "_special", "_total")
+    __slots__ = ("_pattern", "_pieces", "_special", "_total", "_unicode")
 
     def __init__(
         self,
@@ -116,8 +121,10 @@ class Counts:
         *,
         pattern: str | None,
         special_tokens: Iterable[str] = (),
+        unicode: str | None = None,
     ) -> None:
-        self._pattern = resolve_pattern(pattern)[0]
+        self._pattern = resolve_pattern(pattern, unicode)[0]
+        self._unicode = None if self._pattern is None else unicode
         self._special = _check_specials(special_tokens)
         table: dict[str, int] = {}
         get = table.get
@@ -133,12 +140,17 @@ class Counts:
 
     @classmethod
     def _trusted(
-        cls, pieces: dict[str, int], pattern: str | None, special: tuple[str, ...]
+        cls,
+        pieces: dict[str, int],
+        pattern: str | None,
+        special: tuple[str, ...],
+        unicode: str | None = None,
     ) -> Counts:
         """A ``Counts`` owning ``pieces`` (checked by whoever made them; not copied)."""
         self = cls.__new__(cls)
         self._pieces = pieces
         self._pattern = pattern
+        self._unicode = None if pattern is None else unicode
         self._special = special
         self._total = sum(pieces.values())
         return self
@@ -149,6 +161,31 @@ class Counts:
     def pattern(self) -> str | None:
         """The regex source of the split pattern that made the pieces (``None``: no split)."""
         return self._pattern
+
+    @property
+    def unicode(self) -> str | None:
+        """The Unicode tables the pattern's classes were read with (``None``: the ``regex``
+        module's own; see :mod:`bpeds.tokenizer.unicode_tables`)."""
+        return self._unicode
+
+    def splits_alike(self, unicode: str | None) -> bool:
+        """Whether these pieces are what splitting with ``unicode``'s tables gives too:
+        the same tables, or no piece holds a code point the two read differently.
+
+        >>> Counts({"ab": 1}, pattern="gpt4").splits_alike("16.0")
+        True
+        >>> Counts({"\u0558's": 1}, pattern="gpt4").splits_alike("16.0")
+        False
+
+        O(total length of the pieces) when the tables differ, else O(1).
+        """
+        if unicode == self._unicode or self._pattern is None:
+            return True
+        differ: set[int] = set()  # (a superset when both are versions: never too lenient)
+        for tables in (check_unicode(unicode), self._unicode):
+            if tables is not None:
+                differ.update(unicode_differences(tables))
+        return not any(not p.isascii() and not differ.isdisjoint(map(ord, p)) for p in self)
 
     @property
     def special_tokens(self) -> tuple[str, ...]:
@@ -196,6 +233,7 @@ class Counts:
             return NotImplemented
         return (
             self._pattern == other._pattern
+            and self._unicode == other._unicode
             and set(self._special) == set(other._special)
             and self._pieces == other._pieces
         )
@@ -206,13 +244,14 @@ class Counts:
         return (
             f"<Counts: {len(self)} distinct pieces, {self.total} in all, "
             f"pattern={pattern_label(self._pattern)}"
+            + (f", unicode={self._unicode!r}" if self._unicode is not None else "")
             + (f", special_tokens={list(self._special)!r}" if self._special else "")
             + ">"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent between processes as a plain dict (pickle's fastest container).
-        return (Counts._trusted, (self._pieces, self._pattern, self._special))
+        return (Counts._trusted, (self._pieces, self._pattern, self._special, self._unicode))
 
     # -- adding ----------------------------------------------------------------------------------
 
@@ -227,11 +266,17 @@ class Counts:
         return sum_counts([self, other])
 
     def compatible(self, other: Counts) -> None:
-        """Raise ``ValueError`` unless ``other`` was split as this was (pattern, special tokens)."""
+        """Raise ``ValueError`` unless ``other`` was split as this was (pattern, Unicode
+        tables, special tokens)."""
         if self._pattern != other._pattern:
             raise ValueError(
                 "cannot add counts made with different split patterns: "
                 f"{pattern_label(self._pattern)} and {pattern_label(other._pattern)}"
+            )
+        if self._unicode != other._unicode:
+            raise ValueError(
+                "cannot add counts whose pattern read different Unicode tables: "
+                f"unicode={self._unicode!r} and unicode={other._unicode!r}"
             )
         if set(self._special) != set(other._special):
             raise ValueError(
@@ -251,12 +296,9 @@ class Counts:
         64 MiB of UTF-8) or a count of 2**64 or more raises ``ValueError``.
         Returns the path. O(total length of the pieces).
         """
-        header = {
-            "pattern": self._pattern,
-            "special_tokens": list(self._special),
-            "pieces": len(self._pieces),
-            "total": self._total,
-        }
+        header = _header(
+            self._pattern, self._unicode, self._special, len(self._pieces), self._total
+        )
         return write_stream(path, _render(header, self._pieces.items()), overwrite=overwrite)
 
     @classmethod
@@ -296,7 +338,20 @@ def sum_counts(parts: Iterable[Counts]) -> Counts:
             continue
         for p, n in part._pieces.items():
             table[p] = get(p, 0) + n
-    return Counts._trusted(table, first._pattern, first._special)
+    return Counts._trusted(table, first._pattern, first._special, first._unicode)
+
+
+def _header(
+    pattern: str | None, unicode: str | None, special: Sequence[str], pieces: int, total: int
+) -> dict[str, Any]:
+    """A counts file's header (``unicode`` only when it is not ``None``)."""
+    return {
+        "pattern": pattern,
+        **({} if unicode is None else {"unicode": unicode}),
+        "special_tokens": list(special),
+        "pieces": pieces,
+        "total": total,
+    }
 
 
 def _sum_list(parts: Sequence[Counts]) -> Counts:
@@ -424,7 +479,7 @@ class _Reader:
             )
         if size > MAX_HEADER:
             raise self.fail(f"the header claims {size} bytes (at most {MAX_HEADER})")
-        pattern, special, pieces, total = self.header(self.take(size, "the header"))
+        pattern, unicode, special, pieces, total = self.header(self.take(size, "the header"))
         table: dict[str, int] = {}
         records = 0
         counted = 0
@@ -455,16 +510,19 @@ class _Reader:
             )
         if len(table) != records:
             raise self.fail(f"{records - len(table)} piece(s) appear more than once")
-        return Counts._trusted(table, pattern, special)
+        return Counts._trusted(table, pattern, special, unicode)
 
-    def header(self, data: bytes) -> tuple[str | None, tuple[str, ...], int, int]:
+    def header(self, data: bytes) -> tuple[str | None, str | None, tuple[str, ...], int, int]:
         try:
             head = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise self.fail(f"the header is not valid JSON: {exc}") from None
         keys = {"pattern", "special_tokens", "pieces", "total"}
-        if not isinstance(head, dict) or set(head) != keys:
-            raise self.fail(f"the header must be a JSON object with the keys {sorted(keys)}")
+        if not isinstance(head, dict) or not keys <= set(head) <= keys | {"unicode"}:
+            raise self.fail(
+                f"the header must be a JSON object with the keys {sorted(keys)} (and "
+                "optionally 'unicode')"
+            )
         pattern, special = head["pattern"], head["special_tokens"]
         pieces, total = head["pieces"], head["total"]
         if pattern is not None and not isinstance(pattern, str):
@@ -474,12 +532,15 @@ class _Reader:
         for key, value in (("pieces", pieces), ("total", total)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise self.fail(f"the header's {key} must be an int >= 0")
+        unicode = head.get("unicode")
         try:
-            source = resolve_pattern(pattern)[0]
+            if "unicode" in head and (pattern is None or unicode is None):
+                raise ValueError("a 'unicode' key needs a pattern and a value")
+            source = resolve_pattern(pattern, check_unicode(unicode))[0]
             specials = _check_specials(special)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise self.fail(f"the header is invalid: {exc}") from None
-        return source, specials, pieces, total
+        return source, unicode, specials, pieces, total
 
     def inflate(self, packed: bytes, raw_len: int) -> bytes:
         d = zlib.decompressobj()
@@ -662,7 +723,11 @@ class SpillCounter:
             yield current, total, order
 
     def counts(
-        self, pattern: str | None, special_tokens: tuple[str, ...], min_count: int = 1
+        self,
+        pattern: str | None,
+        special_tokens: tuple[str, ...],
+        min_count: int = 1,
+        unicode: str | None = None,
     ) -> Counts:
         """The counts added so far (pieces counted fewer than ``min_count`` times left out)."""
         if not self._runs:
@@ -675,7 +740,7 @@ class SpillCounter:
             del entries
         if min_count > 1:
             table = {p: n for p, n in table.items() if n >= min_count}
-        return Counts._trusted(table, pattern, special_tokens)
+        return Counts._trusted(table, pattern, special_tokens, unicode)
 
     def save(
         self,
@@ -685,6 +750,7 @@ class SpillCounter:
         *,
         overwrite: bool = False,
         min_count: int = 1,
+        unicode: str | None = None,
     ) -> tuple[int, int]:
         """Write the counts added so far to a counts file without holding them all.
 
@@ -694,7 +760,7 @@ class SpillCounter:
         :meth:`Counts.save`.
         """
         if not self._runs:
-            c = self.counts(pattern, special_tokens, min_count)
+            c = self.counts(pattern, special_tokens, min_count, unicode)
             c.save(path, overwrite=overwrite)
             return len(c), c.total
         check_targets([path], overwrite=overwrite)
@@ -716,12 +782,7 @@ class SpillCounter:
         streams: list[Iterator[Any]] = [self._read_run(r) for r in by_order]
         streams.append(iter(buffer))
         ordered = ((p, n) for _, p, n in heapq.merge(*streams))
-        header = {
-            "pattern": pattern,
-            "special_tokens": list(special_tokens),
-            "pieces": pieces,
-            "total": total,
-        }
+        header = _header(pattern, unicode, special_tokens, pieces, total)
         write_stream(path, _render(header, ordered), overwrite=overwrite)
         return pieces, total
 

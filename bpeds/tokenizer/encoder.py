@@ -43,6 +43,7 @@ import regex
 from bpeds.errors import BpedsError
 from bpeds.tokenizer.fastsplit import fast_findall
 from bpeds.tokenizer.pattern_safety import TimedPattern
+from bpeds.tokenizer.pretokenize import CompiledPattern
 from bpeds.tokenizer.special import special_token_regex
 
 __all__ = [
@@ -253,7 +254,7 @@ class Encoder:
     def __init__(
         self,
         table: Sequence[bytes],
-        pattern: regex.Pattern[str] | TimedPattern | None,
+        pattern: CompiledPattern | TimedPattern | None,
         special: Mapping[str, int],
         *,
         piece: Callable[[bytes], list[int]] | None = None,

@@ -42,9 +42,15 @@ Task = tuple[Callable[..., Counts], tuple[Any, ...]]
 
 
 def _count_data(
-    data: object, source: str | None, specials: tuple[str, ...], errors: str, block_size: int
+    data: object,
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+    unicode: str | None = None,
 ) -> Counts:
-    """The counts of ``data`` (any unit :func:`bpeds.tokenizer.io.iter_segments` reads)."""
+    """The counts of ``data`` (any unit :func:`bpeds.tokenizer.io.iter_segments` reads), the
+    pattern's classes read with ``unicode``'s tables."""
     segments = iter_segments(
         data,
         pattern=source,
@@ -52,9 +58,9 @@ def _count_data(
         errors=check_errors(errors),
         block_size=block_size,
     )
-    counted = pieces.count_pieces(segments, source)
+    counted = pieces.count_pieces(segments, source, unicode=unicode)
     assert isinstance(counted, dict)
-    return Counts._trusted(counted, source, specials)
+    return Counts._trusted(counted, source, specials, unicode)
 
 
 def count_file(
@@ -63,9 +69,10 @@ def count_file(
     specials: tuple[str, ...],
     errors: str,
     block_size: int,
+    unicode: str | None = None,
 ) -> Counts:
     """The counts of one file (a task: runs where the executor puts it, reads the file there)."""
-    return _count_data(path, source, specials, errors, block_size)
+    return _count_data(path, source, specials, errors, block_size, unicode)
 
 
 def _count_texts(
@@ -75,10 +82,11 @@ def _count_texts(
     specials: tuple[str, ...],
     errors: str,
     block_size: int,
+    unicode: str | None = None,
 ) -> Counts:
     """The counts of consecutive ``str`` units, the first of them item ``first`` of the data."""
     try:
-        return _count_data(texts, source, specials, errors, block_size)
+        return _count_data(texts, source, specials, errors, block_size, unicode)
     except InvalidTextError as exc:
         if not isinstance(exc.source, int) or not first:
             raise
@@ -93,13 +101,19 @@ def count_partition(
     specials: tuple[str, ...],
     errors: str,
     block_size: int,
+    unicode: str | None = None,
 ) -> Counts:
     """The counts of one partition of a ``dask.bag`` (texts and paths, one unit each)."""
-    return _count_data(list(items), source, specials, errors, block_size)
+    return _count_data(list(items), source, specials, errors, block_size, unicode)
 
 
 def tasks(
-    data: object, source: str | None, specials: tuple[str, ...], errors: str, block_size: int
+    data: object,
+    source: str | None,
+    specials: tuple[str, ...],
+    errors: str,
+    block_size: int,
+    unicode: str | None = None,
 ) -> Iterator[Task]:
     """One task per file, one per run of consecutive ``str`` units of about ``BATCH_CHARS``."""
     texts: list[str] = []
@@ -107,7 +121,7 @@ def tasks(
     for index, unit in enumerate(iter_units(data)):
         if isinstance(unit, str):
             if texts and chars + len(unit) > pieces.BATCH_CHARS:
-                yield _count_texts, (texts, first, source, specials, errors, block_size)
+                yield _count_texts, (texts, first, source, specials, errors, block_size, unicode)
                 texts, chars = [], 0
             if not texts:
                 first = index
@@ -115,11 +129,11 @@ def tasks(
             chars += len(unit)
             continue
         if texts:
-            yield _count_texts, (texts, first, source, specials, errors, block_size)
+            yield _count_texts, (texts, first, source, specials, errors, block_size, unicode)
             texts, chars = [], 0
-        yield count_file, (unit, source, specials, errors, block_size)
+        yield count_file, (unit, source, specials, errors, block_size, unicode)
     if texts:
-        yield _count_texts, (texts, first, source, specials, errors, block_size)
+        yield _count_texts, (texts, first, source, specials, errors, block_size, unicode)
 
 
 def is_dask_client(executor: object) -> bool:

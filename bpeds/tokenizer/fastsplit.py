@@ -50,7 +50,7 @@ from collections.abc import Callable
 
 import regex
 
-from bpeds.tokenizer.pretokenize import cut_points
+from bpeds.tokenizer.pretokenize import CompiledPattern, cut_points
 
 __all__ = ["FastSplit", "fast_findall", "narrow", "splitter"]
 
@@ -239,7 +239,7 @@ class _Narrower:
         raise _UnsupportedError("unclosed set")
 
 
-def narrow(pattern: str | regex.Pattern[str]) -> re.Pattern[str] | None:
+def narrow(pattern: str | CompiledPattern) -> re.Pattern[str] | None:
     """The pattern narrowed to ASCII, compiled by ``re``, or ``None`` if it does not qualify.
 
     On every ASCII string ``s``, ``narrow(p).findall(s) == regex.findall(p, s)``
@@ -314,7 +314,7 @@ class FastSplit:
 
     findall: Callable[[str], list[str]]
 
-    def __init__(self, compiled: regex.Pattern[str]) -> None:
+    def __init__(self, compiled: CompiledPattern) -> None:
         self._slow = compiled.findall
         narrowed = narrow(compiled)
         cuts = cut_points(compiled.pattern) if narrowed is not None else None
@@ -424,24 +424,24 @@ def _dense(text: str) -> bool:
     return ISLAND_SPACING * runs > _SAMPLES * _SAMPLE
 
 
-_SPLITTERS: dict[tuple[str, int], FastSplit] = {}
+_SPLITTERS: dict[tuple[str, int, str | None], FastSplit] = {}
 
 
-def splitter(compiled: regex.Pattern[str]) -> FastSplit:
+def splitter(compiled: CompiledPattern) -> FastSplit:
     """The :class:`FastSplit` of ``compiled``, one per pattern and process (cached).
 
     >>> from bpeds.tokenizer.pretokenize import compile_pattern
     >>> splitter(compile_pattern("gpt2")).mixed, splitter(compile_pattern(r"\\w+|\\W+")).mixed
     (True, False)
     """
-    key = (compiled.pattern, compiled.flags)
+    key = (compiled.pattern, compiled.flags, getattr(compiled, "unicode", None))
     fs = _SPLITTERS.get(key)
     if fs is None:
         fs = _SPLITTERS[key] = FastSplit(compiled)
     return fs
 
 
-def fast_findall(compiled: regex.Pattern[str]) -> Callable[[str], list[str]]:
+def fast_findall(compiled: CompiledPattern) -> Callable[[str], list[str]]:
     """``compiled.findall``, or the same function taking the ASCII fast path.
 
     >>> from bpeds.tokenizer.pretokenize import compile_pattern

@@ -50,6 +50,7 @@ import warnings
 import regex
 
 from bpeds.errors import TokenizerError
+from bpeds.tokenizer.unicode_tables import UnicodePattern
 
 __all__ = [
     "MATCH_SECONDS",
@@ -325,7 +326,7 @@ class TimedPattern:
 
     __slots__ = ("compiled", "flags", "groups", "pattern")
 
-    def __init__(self, compiled: regex.Pattern[str]) -> None:
+    def __init__(self, compiled: regex.Pattern[str] | UnicodePattern) -> None:
         self.compiled = compiled
         self.pattern = compiled.pattern
         self.flags = compiled.flags
@@ -356,7 +357,9 @@ class TimedPattern:
             )
         return found
 
-    def __reduce__(self) -> tuple[type[TimedPattern], tuple[regex.Pattern[str]]]:
+    def __reduce__(
+        self,
+    ) -> tuple[type[TimedPattern], tuple[regex.Pattern[str] | UnicodePattern]]:
         return TimedPattern, (self.compiled,)
 
 

@@ -6,14 +6,17 @@ A file is one JSON object (UTF-8)::
       "format": "bpeds",
       "version": 1,
       "pattern": "<regex source>" or null,
+      "unicode": "16.0",                      (optional)
       "special_tokens": {"<text>": id, ...},
       "options": {...},
       "merges": [[left, right], ...]
     }
 
-``merges[k]`` made id ``256 + k`` (ids ``0..255`` are the bytes). ``options``
+``merges[k]`` made id ``256 + k`` (ids ``0..255`` are the bytes). ``unicode``, when
+present, names the Unicode tables the pattern's classes are read with
+(:mod:`bpeds.tokenizer.unicode_tables`; absent: the ``regex`` module's own). ``options``
 records how the tokenizer was trained (score, tie rule, counting, ...); it is
-information, not code. Every key is required and no other key is allowed.
+information, not code. Every other key is required and no other key is allowed.
 
 Reading (:func:`load`, :func:`loads`) never executes anything (no pickle, no
 eval) and validates everything: the JSON itself (no duplicate keys, no NaN,
@@ -83,6 +86,7 @@ def dumps(tokenizer: Tokenizer) -> str:
         tokenizer.options,
         tokenizer.merges,
         tokenizer.events,
+        tokenizer.unicode,
     )
 
 

@@ -50,14 +50,14 @@ _OWN_PATTERNS = frozenset(PATTERNS.values())
 # -- one batch (runs in workers too) ---------------------------------------------------------
 
 
-def _findall(source: str | None) -> Callable[[str], list[str]] | None:
-    """``findall`` of the pattern (with the exact ASCII fast path of
-    :mod:`bpeds.tokenizer.fastsplit`); for a pattern not of bpeds's own (which match every
-    character), one that refuses text the pattern leaves unmatched (see
+def _findall(source: str | None, unicode: str | None = None) -> Callable[[str], list[str]] | None:
+    """``findall`` of the pattern read with ``unicode``'s tables (with the exact ASCII fast
+    path of :mod:`bpeds.tokenizer.fastsplit`); for a pattern not of bpeds's own (which
+    match every character), one that refuses text the pattern leaves unmatched (see
     :func:`bpeds.tokenizer.pattern_safety.check_coverage`)."""
     if source is None:
         return None
-    findall = fast_findall(_compiled(source))
+    findall = fast_findall(_compiled(source, unicode))
     if source in _OWN_PATTERNS:
         return findall
     return partial(_covering_findall, findall, source)
@@ -67,8 +67,11 @@ def _covering_findall(findall: Callable[[str], list[str]], source: str, text: st
     return check_coverage(findall(text), text, source)
 
 
-def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
-    """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list.
+def _count_batch(
+    texts: list[str], source: str | None, sequence: bool, unicode: str | None = None
+) -> Any:
+    """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list
+    (the pattern's classes read with ``unicode``'s tables).
 
     Texts are split by :func:`bpeds.tokenizer.fastsplit.fast_findall` (exactly the
     pattern's ``findall``). In type mode, a long text under a built-in pattern
@@ -76,7 +79,7 @@ def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
     cutting provably cannot change the split and splitting each distinct
     stretch once (:class:`bpeds.tokenizer.pretokenize.Segmenter`).
     """
-    findall = _findall(source)
+    findall = _findall(source, unicode)
     if sequence:
         if findall is None:
             return list(texts)
@@ -89,8 +92,9 @@ def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
         counts.update(texts)
         return dict(counts)
     assert source is not None
-    seg = segmenter(source)
-    fast = splitter(_compiled(source))
+    compiled = _compiled(source, unicode)
+    seg = segmenter(compiled)
+    fast = splitter(compiled)
     for t in texts:
         if seg is not None and len(t) >= SEGMENT_MIN_CHARS and not fast.applies(t):
             counts.update(seg.count(t))  # a mapping: added in its (first-appearance) order
@@ -122,10 +126,16 @@ def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def batch_results(
-    texts: Iterable[str], pattern: str | None, sequence: bool, workers: int, batch_chars: int
+    texts: Iterable[str],
+    pattern: str | None,
+    sequence: bool,
+    workers: int,
+    batch_chars: int,
+    unicode: str | None = None,
 ) -> Iterator[Any]:
     """The pieces of each batch of about ``batch_chars`` characters of ``texts``, in batch
-    order: a ``{piece: count}`` dict per batch, or (``sequence``) a list of pieces.
+    order: a ``{piece: count}`` dict per batch, or (``sequence``) a list of pieces; the
+    pattern's classes read with ``unicode``'s tables.
 
     With ``workers > 1`` the batches are split and counted in that many processes, at
     most ``2 * workers`` batches in flight; processes are started only when there is a
@@ -137,16 +147,16 @@ def batch_results(
     if workers == 1 or second is None:
         for b in (first, second):
             if b is not None:
-                yield _count_batch(b, pattern, sequence)
+                yield _count_batch(b, pattern, sequence, unicode)
         for b in batches:
-            yield _count_batch(b, pattern, sequence)
+            yield _count_batch(b, pattern, sequence, unicode)
         return
     assert first is not None
     batches = itertools.chain((first, second), batches)
     with ProcessPoolExecutor(max_workers=workers) as ex:
         window: deque[Future[Any]] = deque()
         for b in batches:
-            window.append(ex.submit(_count_batch, b, pattern, sequence))
+            window.append(ex.submit(_count_batch, b, pattern, sequence, unicode))
             if len(window) >= 2 * workers:
                 yield window.popleft().result()
         while window:
@@ -160,8 +170,10 @@ def count_pieces(
     sequence: bool = False,
     workers: int = 1,
     batch_chars: int | None = None,
+    unicode: str | None = None,
 ) -> dict[str, int] | list[str]:
-    """Split every text with ``pattern`` (a regex source or ``None``) and collect the pieces.
+    """Split every text with ``pattern`` (a regex source or ``None``, its classes read with
+    ``unicode``'s tables) and collect the pieces.
 
     Type mode: ``{piece: count}`` in order of first appearance; sequence mode
     (``sequence=True``): every non-empty piece in order. The result is the same
@@ -176,7 +188,7 @@ def count_pieces(
     merged: dict[str, int] = {}
     ordered: list[str] = []
     size = BATCH_CHARS if batch_chars is None else batch_chars
-    for result in batch_results(texts, pattern, sequence, workers, size):
+    for result in batch_results(texts, pattern, sequence, workers, size, unicode):
         if sequence:
             ordered.extend(p for p in result if p)
         elif not merged:

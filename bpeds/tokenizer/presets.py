@@ -1,7 +1,8 @@
 """Presets: the settings that reproduce another trainer, and the defaults they replace.
 
-A preset (``preset="rustbpe"``, ...) sets the split ``pattern``, the ``tie``
-rule and the ``representation``. An argument left out takes the preset's
+A preset (``preset="rustbpe"``, ...) sets the split ``pattern``, the Unicode
+tables its classes are read with (``unicode``), the ``tie`` rule and the
+``representation``. An argument left out takes the preset's
 value, else its usual default; an argument given with another value than the
 preset's is an error, even the usual default's (``preset="hf",
 pattern="gpt4"``). To tell an argument left out from one given with the
@@ -9,8 +10,10 @@ default's value, training's signature uses :class:`PresetDefault` members as
 defaults, and :func:`resolve_preset` replaces them.
 
 Parity (tested): ``"rustbpe"`` gives rustbpe's merges, ``"hf"`` Hugging Face
-``BpeTrainer``'s (ByteLevel, no prefix space, full byte alphabet),
-``"minbpe-basic"``/``"minbpe-regex"`` minbpe's.
+``BpeTrainer``'s (ByteLevel, no prefix space, full byte alphabet), both on every
+code point (they read Unicode 16.0's tables, as those engines do: see
+:mod:`bpeds.tokenizer.unicode_tables`), ``"minbpe-basic"``/``"minbpe-regex"``
+minbpe's (the ``regex`` module's tables, which minbpe splits with).
 """
 
 from __future__ import annotations
@@ -26,10 +29,25 @@ __all__ = ["PRESETS", "PresetDefault", "resolve_preset"]
 #: What each preset sets. An argument not given takes the preset's value; an
 #: argument given a different value is an error (even the usual default's).
 PRESETS: dict[str, dict[str, Any]] = {
-    "minbpe-basic": {"pattern": None, "representation": "sequence", "tie": "leftmost"},
-    "minbpe-regex": {"pattern": "gpt4", "representation": "sequence", "tie": "leftmost"},
-    "hf": {"pattern": "gpt2", "representation": "type", "tie": "hf"},
-    "rustbpe": {"pattern": "gpt4", "representation": "type", "tie": "smallest_ids"},
+    "minbpe-basic": {
+        "pattern": None,
+        "unicode": None,
+        "representation": "sequence",
+        "tie": "leftmost",
+    },
+    "minbpe-regex": {
+        "pattern": "gpt4",
+        "unicode": None,
+        "representation": "sequence",
+        "tie": "leftmost",
+    },
+    "hf": {"pattern": "gpt2", "unicode": "16.0", "representation": "type", "tie": "hf"},
+    "rustbpe": {
+        "pattern": "gpt4",
+        "unicode": "16.0",
+        "representation": "type",
+        "tie": "smallest_ids",
+    },
 }
 
 
@@ -41,6 +59,7 @@ class PresetDefault(enum.Enum):
     """
 
     PATTERN = "gpt4"
+    UNICODE = None
     REPRESENTATION = "type"
     TIE = "smallest_ids"
 
@@ -49,9 +68,10 @@ class PresetDefault(enum.Enum):
 
 
 def resolve_preset(preset: str | None, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The values of the arguments a preset sets (``pattern``, ``representation``,
-    ``tie``): each one left out (a :class:`PresetDefault`) takes the preset's value, else
-    its default; one given must agree with the preset (``ValueError`` naming both).
+    """The values of the arguments a preset sets (``pattern``, ``unicode``,
+    ``representation``, ``tie``): each one left out (a :class:`PresetDefault`) takes the
+    preset's value, else its default; one given must agree with the preset (``ValueError``
+    naming both).
 
     >>> resolve_preset("hf", {"pattern": PresetDefault.PATTERN, "tie": "hf"})
     {'pattern': 'gpt2', 'tie': 'hf'}

@@ -19,17 +19,20 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from itertools import islice
+from typing import overload
 
 import regex
 
 from bpeds.errors import TokenizerError
 from bpeds.tokenizer.pattern_safety import check_pattern
+from bpeds.tokenizer.unicode_tables import UnicodePattern, check_unicode, with_tables
 
 __all__ = [
     "GPT2_PATTERN",
     "GPT4O_PATTERN",
     "GPT4_PATTERN",
     "NEWLINE_CUT",
+    "CompiledPattern",
     "PATTERNS",
     "Segmenter",
     "compile_pattern",
@@ -60,36 +63,50 @@ GPT4O_PATTERN = "|".join(
 #: Named patterns accepted wherever a pattern is.
 PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN, "gpt4o": GPT4O_PATTERN}
 
+#: A compiled split pattern: ``regex``'s, or one reading another version's Unicode tables
+#: (:mod:`bpeds.tokenizer.unicode_tables`).
+CompiledPattern = regex.Pattern[str] | UnicodePattern
 
-def compile_pattern(pattern: str) -> regex.Pattern[str]:
+
+@overload
+def compile_pattern(pattern: str, unicode: None = None) -> regex.Pattern[str]: ...
+@overload
+def compile_pattern(pattern: str, unicode: str | None) -> CompiledPattern: ...
+def compile_pattern(pattern: str, unicode: str | None = None) -> CompiledPattern:
     """Compile a named or literal pattern; a pattern that does not compile raises ValueError.
 
     A pattern beyond the limits of :mod:`bpeds.tokenizer.pattern_safety` raises its
     :class:`~bpeds.tokenizer.pattern_safety.PatternLimitError` (a ``ValueError``) before
-    anything is compiled.
+    anything is compiled. ``unicode`` chooses the tables its classes are read with
+    (:mod:`bpeds.tokenizer.unicode_tables`; ``None``: the ``regex`` module's own).
 
     >>> compile_pattern("gpt2").findall("Hello world")
     ['Hello', ' world']
     """
     if not isinstance(pattern, str):
         raise TypeError(f"a split pattern is a str, got {type(pattern).__name__}")
+    check_unicode(unicode)
     source = PATTERNS.get(pattern, pattern)
     if source not in _CACHE:
         check_pattern(source)  # limits on what compiling may cost (bpeds.tokenizer.pattern_safety)
     try:
-        return _compiled(source)
+        return _compiled(source, unicode)
     except regex.error as exc:
         raise ValueError(f"split pattern {pattern!r} does not compile: {exc}") from None
 
 
-def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str] | None]:
-    """The regex source of a named or literal pattern, and its compiled form.
+def resolve_pattern(
+    pattern: str | None, unicode: str | None = None
+) -> tuple[str | None, CompiledPattern | None]:
+    """The regex source of a named or literal pattern, and its compiled form (reading
+    ``unicode``'s tables, see :func:`compile_pattern`).
 
     ``None`` stays ``None`` (no split). Names are those of :data:`PATTERNS`. A
     pattern that does not compile, or that has capturing groups (whose matches
     ``findall`` would not return whole), raises
     :class:`~bpeds.errors.TokenizerError` (a ``ValueError``); a value that is
-    neither a ``str`` nor ``None`` raises ``TypeError``.
+    neither a ``str`` nor ``None`` raises ``TypeError``, as does a ``unicode`` that is
+    neither; an unknown ``unicode`` raises ``ValueError``.
 
     >>> resolve_pattern("gpt2")[0] == PATTERNS["gpt2"]
     True
@@ -98,12 +115,13 @@ def resolve_pattern(pattern: str | None) -> tuple[str | None, regex.Pattern[str]
     ...
     bpeds.errors.TokenizerError: split pattern '(\\\\w+)' has 1 capturing group(s): ...
     """
+    check_unicode(unicode)
     if pattern is None:
         return None, None
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
     try:
-        compiled = compile_pattern(pattern)
+        compiled = compile_pattern(pattern, unicode)
     except ValueError as exc:
         raise TokenizerError(str(exc)) from None
     if compiled.groups:
@@ -125,17 +143,22 @@ def pattern_label(source: str | None) -> str:
     return names[0] if names else ("none" if source is None else repr(source))
 
 
-def split(text: str, pattern: str | regex.Pattern[str] | None) -> Iterator[bytes]:
-    """UTF-8 chunks of ``text`` under ``pattern`` (``None``: the whole text, one chunk).
+def split(
+    text: str, pattern: str | CompiledPattern | None, unicode: str | None = None
+) -> Iterator[bytes]:
+    """UTF-8 chunks of ``text`` under ``pattern`` (``None``: the whole text, one chunk),
+    a pattern given as a str read with ``unicode``'s tables (:func:`compile_pattern`).
 
     >>> list(split("it's ok", "gpt2"))
     [b'it', b"'s", b' ok']
+    >>> list(split("\u0558's", "gpt4")), list(split("\u0558's", "gpt4", unicode="16.0"))
+    ([b'\xd5\x98', b"'s"], [b"\xd5\x98'", b's'])
     """
     if pattern is None:
         if text:
             yield text.encode("utf-8")
         return
-    compiled = compile_pattern(pattern) if isinstance(pattern, str) else pattern
+    compiled = compile_pattern(pattern, unicode) if isinstance(pattern, str) else pattern
     for piece in compiled.findall(text):
         yield piece.encode("utf-8")
 
@@ -265,7 +288,7 @@ class Segmenter:
 
     __slots__ = ("_newline_cuts", "findall")
 
-    def __init__(self, compiled: regex.Pattern[str]) -> None:
+    def __init__(self, compiled: CompiledPattern) -> None:
         self.findall = compiled.findall
         self._newline_cuts = _PROVEN[compiled.pattern]
 
@@ -357,7 +380,7 @@ def restore(part: str) -> str:
     return part.replace(GLUED, " ")
 
 
-def segmenter(pattern: str | regex.Pattern[str] | None) -> Segmenter | None:
+def segmenter(pattern: str | CompiledPattern | None) -> Segmenter | None:
     """A :class:`Segmenter` for the GPT-2, GPT-4 and GPT-4o patterns, else ``None``.
 
     A compiled pattern qualifies only with its source unchanged and no flags
@@ -379,11 +402,19 @@ def segmenter(pattern: str | regex.Pattern[str] | None) -> Segmenter | None:
 
 
 _CACHE: dict[str, regex.Pattern[str]] = {}
+_TABLE_CACHE: dict[tuple[str, str], CompiledPattern] = {}
 
 
-def _compiled(source: str) -> regex.Pattern[str]:
-    """``regex.compile(source)``, compiled once per process (training's workers too)."""
+def _compiled(source: str, unicode: str | None = None) -> CompiledPattern:
+    """``regex.compile(source)``, compiled once per process (training's workers too), read
+    with ``unicode``'s tables (:func:`~bpeds.tokenizer.unicode_tables.with_tables`)."""
     rx = _CACHE.get(source)
     if rx is None:
         rx = _CACHE[source] = regex.compile(source)
-    return rx
+    if unicode is None:
+        return rx
+    key = (source, unicode)
+    table = _TABLE_CACHE.get(key)
+    if table is None:
+        table = _TABLE_CACHE[key] = with_tables(rx, unicode)
+    return table

@@ -114,5 +114,6 @@ class Stages:
             stage2.pattern,
             stage2.special_tokens,
             recorded,
+            unicode=stage2.unicode,
             normalizer=stage2.normalizer,
         )

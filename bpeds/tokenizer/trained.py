@@ -22,6 +22,8 @@ class TrainedModel:
     ``merges``: merge ``k`` is the pair of ids that makes id ``256 + k``.
     ``pattern``: the split regex source (``None``: no split). ``special_tokens``:
     text -> id. ``options``: what training recorded (JSON-compatible).
+    ``unicode``: the Unicode tables the pattern is read with (``None``: the ``regex``
+    module's; see :mod:`bpeds.tokenizer.unicode_tables`).
     ``events``: a loop variant's event log when encoding must replay it, else
     ``None`` (a log that makes each token once, in id order, is the merges list
     itself, and training leaves it out).
@@ -35,6 +37,7 @@ class TrainedModel:
     special_tokens: dict[str, int]
     options: dict[str, Any]
     events: list[list[int | str]] | None = None
+    unicode: str | None = None
     normalizer: str | None = None  # NFC, NFD, NFKC or NFKD, applied before splitting
     ids: list[int] | None = None  # the model's own id of each byte and merge token
 

@@ -57,6 +57,7 @@ from bpeds.tokenizer.special import check_special_ids, special_list, special_tex
 from bpeds.tokenizer.stops import EarlyStop
 from bpeds.tokenizer.superbpe import Stages, check_two_runs
 from bpeds.tokenizer.trained import TrainedModel
+from bpeds.tokenizer.unicode_tables import check_unicode
 from bpeds.variants import Variant, get_variant
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
@@ -79,6 +80,7 @@ class TrainArguments:
     """
 
     pattern: str | PresetDefault | None = PresetDefault.PATTERN
+    unicode: str | PresetDefault | None = PresetDefault.UNICODE
     special_tokens: Iterable[str] | Mapping[str, int] = ()
     min_frequency: int = 1
     max_token_length: int | None = None
@@ -264,12 +266,23 @@ class _Run:
     ) -> None:
         self.args = args
         self.base = None if args.base is None else Continuation(args.base)
-        pattern = args.pattern
-        if self.base is not None and pattern is PresetDefault.PATTERN and args.preset is None:
-            pattern = self.base.pattern
-        given = {"pattern": pattern, "representation": args.representation, "tie": args.tie}
+        pattern, unicode, tie = args.pattern, args.unicode, args.tie
+        if self.base is not None and args.preset is None:
+            if pattern is PresetDefault.PATTERN:
+                pattern = self.base.pattern
+            if unicode is PresetDefault.UNICODE:
+                unicode = self.base.unicode
+            if tie is PresetDefault.TIE:
+                tie = self.base.tie() or tie
+        given = {
+            "pattern": pattern,
+            "unicode": unicode,
+            "representation": args.representation,
+            "tie": tie,
+        }
         opts = resolve_preset(args.preset, given)
-        self.source, _ = resolve_pattern(opts["pattern"])
+        self.source, _ = resolve_pattern(opts["pattern"], opts["unicode"])
+        self.unicode: str | None = None if self.source is None else opts["unicode"]
         representation = opts["representation"]
         if representation not in ("type", "sequence"):
             raise ValueError(f"representation must be 'type' or 'sequence', got {representation!r}")
@@ -378,7 +391,11 @@ class _Run:
         if group is not None:
             segments = named(group, segments)
         return pieces.count_pieces(
-            segments, self.source, sequence=self.sequence, workers=self.workers
+            segments,
+            self.source,
+            sequence=self.sequence,
+            workers=self.workers,
+            unicode=self.unicode,
         )
 
     def corpus(self, data: object) -> tuple[Corpus, Vocab | None]:
@@ -429,7 +446,14 @@ class _Run:
             ids = {t: BYTE_TOKENS + len(merges) + i for i, t in enumerate(self.texts)}
         own = None if self.base is None else self.base.own_ids(len(merges))
         return TrainedModel(
-            merges, self.source, ids, self._recorded(driver), events, self.normalizer, own
+            merges,
+            self.source,
+            ids,
+            self._recorded(driver),
+            events,
+            self.unicode,
+            normalizer=self.normalizer,
+            ids=own,
         )
 
     def _recorded(self, driver: MergeDriver) -> dict[str, Any]:
@@ -519,9 +543,14 @@ def counts_options(counted: Counts, args: TrainArguments) -> dict[str, Any]:
             "counts hold distinct pieces without their order, so they train in type mode only: "
             "train a sequence representation (and the minbpe presets) on the text"
         )
+    unicode = _counts_unicode(counted, args)
     texts = special_list(args.special_tokens)
     if not texts:
-        return {"pattern": made, "special_tokens": list(counted.special_tokens)}
+        return {
+            "pattern": made,
+            "unicode": unicode,
+            "special_tokens": list(counted.special_tokens),
+        }
     if set(texts) != set(counted.special_tokens):
         raise ValueError(
             f"special_tokens={texts!r}, but the counts were made cutting out "
@@ -529,4 +558,28 @@ def counts_options(counted: Counts, args: TrainArguments) -> dict[str, Any]:
             "when counting (leave special_tokens out to take the counts', or give their ids "
             "as a dict)"
         )
-    return {"pattern": made, "special_tokens": args.special_tokens}
+    return {"pattern": made, "unicode": unicode, "special_tokens": args.special_tokens}
+
+
+def _counts_unicode(counted: Counts, args: TrainArguments) -> str | None:
+    """The Unicode tables to train ``counted`` with: those asked for (or the preset's), else
+    the counts'. Tables other than the counts' are fine when no counted piece holds a code
+    point the two read differently (then splitting gave the same pieces); otherwise
+    ``ValueError`` says how to count."""
+    wanted = args.unicode
+    if isinstance(wanted, PresetDefault):
+        if args.preset not in PRESETS:
+            return counted.unicode
+        wanted = PRESETS[args.preset]["unicode"]
+    wanted = check_unicode(wanted)
+    if not counted.splits_alike(wanted):
+
+        def tables(u: str | None) -> str:
+            return "the regex module's Unicode tables" if u is None else f"Unicode {u}'s tables"
+
+        raise ValueError(
+            f"training reads the pattern with {tables(wanted)} (unicode={wanted!r}), but the "
+            f"counts were made with {tables(counted.unicode)}, which split some of their "
+            f"text differently: count with unicode={wanted!r}"
+        )
+    return wanted

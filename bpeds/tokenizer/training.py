@@ -87,6 +87,7 @@ def train(
     *,
     files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
     pattern: str | PresetDefault | None = PresetDefault.PATTERN,
+    unicode: str | PresetDefault | None = PresetDefault.UNICODE,
     special_tokens: Iterable[str] | Mapping[str, int] = (),
     min_frequency: int = 1,
     max_token_length: int | None = None,
@@ -154,6 +155,10 @@ def train(
     ``None`` (each unit segment is one chunk, as minbpe's Basic); default: the
     preset's, else ``"gpt4"``. A pattern that does not compile or has
     capturing groups raises ``ValueError``.
+    ``unicode``: the tables the pattern's classes are read with (``None``: the ``regex``
+    module's, as minbpe; ``"16.0"``: tiktoken's, rustbpe's and Hugging Face's, equal to
+    theirs on every code point; :mod:`bpeds.tokenizer.unicode_tables`); default: the
+    preset's (``"16.0"`` for ``"hf"`` and ``"rustbpe"``), else the base's, else ``None``.
     ``special_tokens``: a list of texts (ids ``256 + merges + i``, after the
     merges actually learned) or a dict text -> id (ids must be at least
     ``256 + vocab_size - 256 - len(special_tokens)``); their text is cut out
@@ -181,9 +186,11 @@ def train(
     :func:`bpeds.tokenizer.formats.load_model` reads): every piece of ``data`` starts as
     the base encodes it, every base token and merge keeps its id and rank, and
     the new merges rank after them, so ``vocab_size`` counts the base's tokens
-    too. ``pattern`` defaults to the base's; base special tokens keep their ids
-    unless a new merge needs the id (then they move after the new merges, with a
-    warning); new special tokens (a list) come last. Type representation only.
+    too. ``pattern`` and ``unicode`` default to the base's, ``tie`` to the order of the
+    base file's ids where import renumbered them (``"hf"`` for Hugging Face's files, as
+    ``bpe-continue``: :data:`~bpeds.tokenizer.continued.FILE_IDS_TIE`); base special tokens
+    keep their ids unless a new merge needs the id (then they move after the new merges,
+    with a warning); new special tokens (a list) come last. Type representation only.
     ``normalizer``: ``"NFC"``, ``"NFD"``, ``"NFKC"``, ``"NFKD"`` or none (default; a
     base's), applied before splitting (:mod:`bpeds.tokenizer.normalize`; not to counts).
     ``workers``: processes for splitting and counting (the merges do not
@@ -194,7 +201,7 @@ def train(
     ``progress``: see :func:`bpeds.tokenizer.progress.resolve_progress` (reading, then
     merges). ``preset``: ``"minbpe-basic"``, ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"``
     (see :data:`PRESETS`): it sets
-    ``pattern``, ``tie`` and ``representation``; passing one of them with
+    ``pattern``, ``unicode``, ``tie`` and ``representation``; passing one of them with
     another value (even the usual default, such as ``pattern="gpt4"`` with
     ``preset="hf"``) raises ``ValueError``.
     ``errors``: ``"strict"`` or ``"replace"`` for invalid UTF-8 in files and
@@ -212,6 +219,7 @@ def train(
     size = check_int(vocab_size, "vocab_size", None)  # (None only to let files= come first)
     arguments = TrainArguments(
         pattern=pattern,
+        unicode=unicode,
         special_tokens=special_tokens,
         min_frequency=min_frequency,
         max_token_length=max_token_length,

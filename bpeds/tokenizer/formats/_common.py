@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bpeds.errors import BpedsError
+from bpeds.scoring.ties import SmallestIds, hf_byte_order
+from bpeds.tokenizer.continued import FILE_IDS_TIE
 from bpeds.tokenizer.core import Tokenizer, TokenizerError
 from bpeds.tokenizer.limits import check_text, parse_json_limited, read_limited, short_repr
 
@@ -30,6 +32,8 @@ __all__ = [
     "parse_json",
     "read_bytes",
     "renumber_specials",
+    "FILE_IDS_TIE",
+    "file_ids_tie",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -102,6 +106,32 @@ def parse_json(text: str, where: str) -> Any:
     return parse_json_limited(text, where, FormatError)
 
 
+def file_ids_tie(byte_ids: Mapping[int, int]) -> dict[str, Any] | None:
+    """The tie rule ordering byte tokens as a file's ids ``byte_ids`` (byte -> id) do, as a
+    tokenizer records it (``None`` when the file numbers bytes by value: bpeds's own ids
+    already order them so). Only the order of the bytes the file has matters (a byte it
+    lacks is in no pair); they come last, in value order.
+
+    >>> from bpeds.scoring.ties import gpt2_byte_to_unicode
+    >>> by_char = sorted(range(256), key=gpt2_byte_to_unicode().__getitem__)
+    >>> file_ids_tie({b: i for i, b in enumerate(by_char)})
+    {'name': 'hf'}
+    >>> file_ids_tie({b: b for b in range(256)}) is None
+    True
+    """
+    present = sorted(byte_ids, key=byte_ids.__getitem__)
+    if present == sorted(present):
+        return None
+    hf_rank = hf_byte_order()
+    if present == sorted(present, key=hf_rank.__getitem__):
+        return {"name": "hf"}
+    order = present + [b for b in range(256) if b not in byte_ids]
+    rank = [0] * 256
+    for r, b in enumerate(order):
+        rank[b] = r
+    return SmallestIds(rank).describe()
+
+
 def renumber_specials(specials: Mapping[str, int], first: int) -> dict[str, int]:
     """The special tokens numbered ``first, first + 1, ...`` in the order of their ids.
 
@@ -119,6 +149,7 @@ def build_tokenizer(
     pattern: str | None,
     special_tokens: Mapping[str, int] | None = None,
     options: Mapping[str, Any] | None = None,
+    unicode: str | None = None,
     ids: Sequence[int] | None = None,
 ) -> Tokenizer:
     """A :class:`~bpeds.tokenizer.Tokenizer`, its validation errors reworded as
@@ -129,7 +160,12 @@ def build_tokenizer(
     check_text([pattern, dict(special_tokens or {})], where, FormatError)
     try:
         return Tokenizer(
-            merges, pattern=pattern, special_tokens=special_tokens, options=options, ids=ids
+            merges,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            options=options,
+            unicode=unicode,
+            ids=ids,
         )
     except TokenizerError as exc:
         raise FormatError(f"{where}: {exc}") from None

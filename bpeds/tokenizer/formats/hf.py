@@ -45,6 +45,7 @@ Post-processors (which add e.g. a BOS token) are not imported.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -53,6 +54,7 @@ from bpeds.scoring.ties import gpt2_byte_to_unicode
 from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.formats._common import (
+    FILE_IDS_TIE,
     FormatError,
     PathLike,
     bpe_parts,
@@ -60,6 +62,7 @@ from bpeds.tokenizer.formats._common import (
     check_u32_ids,
     decode_utf8,
     distinct_token_bytes,
+    file_ids_tie,
     parse_json,
     public_ids,
     read_bytes,
@@ -68,7 +71,8 @@ from bpeds.tokenizer.formats._common import (
 )
 from bpeds.tokenizer.limits import short_repr
 from bpeds.tokenizer.normalize import NORMALIZERS, Form, check_normalizer
-from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS
+from bpeds.tokenizer.pretokenize import GPT2_PATTERN, PATTERNS, compile_pattern
+from bpeds.tokenizer.unicode_tables import ENGINE_UNICODE
 
 if TYPE_CHECKING:
     import tokenizers
@@ -80,11 +84,15 @@ __all__ = [
     "load_hf_vocab_merges",
     "rank_rule_conflicts",
     "save_hf",
+    "split_pattern",
     "to_hf",
+    "warn_oniguruma_escapes",
 ]
 
 _B2U = gpt2_byte_to_unicode()
 _U2B = {ch: b for b, ch in _B2U.items()}
+#: The bytes no UTF-8 text holds: a vocab trained on text never needs them.
+NEVER_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
 
 
@@ -273,27 +281,132 @@ def _byte_level_flags(where: str, step: Mapping[str, Any]) -> bool:
     return use_regex
 
 
+#: The ``behavior`` values of Hugging Face's ``Split`` pre-tokenizer.
+SPLIT_BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+
+def split_pattern(pattern: str, behavior: str, invert: bool = False) -> str:
+    """A pattern whose ``findall`` pieces are those Hugging Face's ``Split(pattern,
+    behavior, invert)`` pre-tokenizer cuts a text into.
+
+    >>> import regex
+    >>> text = "the cat sat on the mat, 123 times!!"
+    >>> regex.findall(split_pattern(r"\\p{N}+|!+", "Isolated"), text)
+    ['the cat sat on the mat, ', '123', ' times', '!!']
+    >>> regex.findall(split_pattern(r"\\p{N}+|!+", "MergedWithNext"), text)
+    ['the cat sat on the mat, ', '123 times', '!!']
+
+    Hugging Face finds the pattern's matches left to right (each search starting where
+    the last match ended), which with the *gaps* between them cover the text, then:
+    ``Removed`` drops the matches, ``Isolated`` keeps matches and gaps as pieces,
+    ``MergedWithPrevious``/``MergedWithNext`` append a match to the gap before it /
+    prepend it to the gap after it (a match next to another match, or with no gap
+    on that side, stays alone), ``Contiguous`` joins matches that follow each other;
+    ``invert`` swaps the roles of matches and gaps. With ``P = (?:pattern)`` and
+    ``G = (?:(?!P)[\\s\\S])+`` (a gap: characters up to where ``P`` next matches),
+    the pieces are the matches of ``P`` (Removed, inverted), ``P|G`` (Isolated, either
+    way), ``P+|G`` (Contiguous, either way), ``G(?:P)?|P`` (MergedWithPrevious, or
+    MergedWithNext inverted), ``P(?:G)?|G`` (MergedWithNext, or MergedWithPrevious
+    inverted) and ``P++\\KG|...`` (Removed: the gaps, skipping the matches before them;
+    text that ends in matches gives one empty piece, which encodes to nothing). GPT-2's,
+    GPT-4's and GPT-4o's patterns match at every position (no gaps), so Isolated and the
+    Merged behaviours keep them as they are. Exact
+    for a pattern that never matches the empty string: :func:`from_hf_json` refuses one
+    that matches it at the start of a short probe text. Tested against ``tokenizers`` on
+    real text for every behaviour, both ways (``tests/test_peer_parity.py``).
+    """
+    if behavior not in SPLIT_BEHAVIORS or not isinstance(invert, bool):
+        raise ValueError(
+            f"a Split behavior is one of {list(SPLIT_BEHAVIORS)} and invert a bool, got "
+            f"{behavior!r} and {invert!r}"
+        )
+    if behavior == "Removed" and invert:
+        return pattern
+    if pattern in PATTERNS.values() and behavior != "Contiguous" and behavior != "Removed":
+        return pattern  # GPT-2's, GPT-4's and GPT-4o's match at every position: no gaps
+    p = f"(?:{pattern})"
+    gap = f"(?:(?!{p})[\\s\\S])+"
+    if behavior == "Removed":
+        return f"{p}++\\K(?:{gap}|\\Z)|{gap}"
+    if behavior == "Isolated":
+        return f"{p}|{gap}"
+    if behavior == "Contiguous":
+        return f"{p}+|{gap}"
+    if (behavior == "MergedWithPrevious") != invert:
+        return f"{gap}{p}?|{p}"
+    return f"{p}(?:{gap})?|{gap}"
+
+
+#: Texts a Split pattern must not match the empty string at the start of (see
+#: :func:`split_pattern`).
+_EMPTY_PROBES = ("", "a", "A", "0", " ", "\n", ".", "\u00e9", "\u4e00")
+
+
 def _split_pattern(where: str, step: Mapping[str, Any]) -> str:
     pattern = step.get("pattern")
     behavior, invert = step.get("behavior"), step.get("invert", False)
-    if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
+    if behavior not in SPLIT_BEHAVIORS or not isinstance(invert, bool):
         raise _fail(
             where,
             f"a Split pre-tokenizer with behavior {short_repr(behavior)} and invert "
-            f"{short_repr(invert)} does "
-            "not cut text into the pattern's matches; bpeds supports Isolated (invert false) "
-            "and Removed (invert true)",
+            f"{short_repr(invert)}: the behavior must be one of {list(SPLIT_BEHAVIORS)} and "
+            "invert true or false",
         )
-    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
-        return str(pattern["Regex"])
-    if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-        import regex
+    import regex
 
-        return str(regex.escape(pattern["String"]))
-    raise _fail(
-        where,
-        f"a Split pre-tokenizer's pattern must be a Regex or a String, got {short_repr(pattern)}",
-    )
+    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+        source = str(pattern["Regex"])
+    elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+        source = str(regex.escape(pattern["String"]))
+    else:
+        raise _fail(
+            where,
+            "a Split pre-tokenizer's pattern must be a Regex or a String, got "
+            f"{short_repr(pattern)}",
+        )
+    if (behavior, invert) == ("Removed", True):
+        return source
+    try:
+        compiled = compile_pattern(source)
+    except ValueError as exc:
+        raise _fail(where, str(exc)) from None
+    for probe in _EMPTY_PROBES:
+        m = compiled.match(probe)
+        if m is not None and m.end() == 0:
+            raise _fail(
+                where,
+                f"the Split pattern {short_repr(source)} matches the empty string (at the "
+                f"start of {probe!r}), where Hugging Face cuts text at every empty match; "
+                "bpeds reproduces Split only for patterns that never match it",
+            )
+    return split_pattern(source, behavior, invert)
+
+
+#: Escapes Oniguruma reads otherwise than ``regex`` and Rust: its word characters (``\\w``,
+#: ``\\W``, and the boundaries ``\\b``, ``\\B`` they define) differ on about a thousand
+#: code points (U+200C, U+00B2, ...), and ``\\h`` is a hex digit there.
+_ONIGURUMA_ESCAPES = frozenset("wWbBhH")
+
+
+def warn_oniguruma_escapes(pattern: str | None, where: str, stacklevel: int = 3) -> None:
+    """Warn (``UserWarning``) when ``pattern`` uses an escape Oniguruma, Hugging Face's
+    regex engine, reads otherwise than ``regex`` does (see :data:`_ONIGURUMA_ESCAPES`):
+    text holding the code points they disagree on encodes differently there. O(len)."""
+    if pattern is None:
+        return
+    i = pattern.find("\\")
+    while 0 <= i < len(pattern) - 1:
+        if pattern[i + 1] in _ONIGURUMA_ESCAPES:
+            warnings.warn(
+                f"{where}: the split pattern uses \\{pattern[i + 1]}, which Hugging Face's "
+                "Oniguruma reads otherwise than bpeds's regex (its word characters differ on "
+                "about a thousand code points, such as U+200C): text holding them encodes "
+                "differently; write the classes out with \\p{...} for an exact match",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
+            return
+        i = pattern.find("\\", i + 2)
 
 
 def _pattern_of(where: str, pre: object) -> str | None:
@@ -394,24 +507,30 @@ def _assemble(
     specials: Mapping[str, int],
     pattern: str | None,
     renumber: bool,
+    unicode: str | None,
 ) -> Tokenizer:
     """Map string merges onto bpeds ids and build the tokenizer (see :func:`from_hf_json`).
 
-    ``imported_from`` is recorded in the options. A ``vocab.json`` has no
-    added tokens, so there the vocab entries that are neither bytes nor made
-    by a merge are the special tokens; in a ``tokenizer.json`` they are an error.
+    ``imported_from`` is recorded in the options, and, when ``renumber`` changes the
+    order of the bytes, the tie rule of the file's ids (:data:`FILE_IDS_TIE`). Vocab
+    entries that are neither bytes nor made by a merge become special tokens (GPT-2's
+    ``<|endoftext|>``). The bytes that never occur in UTF-8 may be missing from the vocab
+    (Hugging Face's trainer leaves them out unless given ``initial_alphabet``); any other
+    missing byte is an error.
     """
     ours: dict[str, int] = {}
     for b in range(256):
         text = _B2U[b]
-        if text not in vocab:
+        if text in vocab:
+            ours[text] = b
+        elif b not in NEVER_UTF8:
             raise _fail(
                 where,
-                f"the vocab lacks byte 0x{b:02x} (written {short_repr(text)}), so some text "
-                "could not "
-                "be encoded: not a complete byte-level BPE",
+                f"the vocab lacks byte 0x{b:02x} (written {short_repr(text)}), which text can "
+                "hold: Hugging Face drops such a byte when encoding (there is no unk_token), "
+                "bpeds encodes every byte; train it with initial_alphabet="
+                "pre_tokenizers.ByteLevel.alphabet() to have all 256",
             )
-        ours[text] = b
     pairs: list[tuple[int, int]] = []
     for k, (left, right) in enumerate(merges):
         for part in (left, right):
@@ -439,17 +558,8 @@ def _assemble(
         ours[new] = 256 + len(pairs)
         pairs.append((ours[left], ours[right]))
     specials = dict(specials)
-    leftovers = [t for t in vocab if t not in ours and t not in specials]
-    if leftovers:
-        if imported_from == "tokenizer.json":
-            raise _fail(
-                where,
-                f"{len(leftovers)} vocab entries are neither bytes, nor made by a merge, nor "
-                f"special tokens (e.g. {short_repr(leftovers[0])}, id {vocab[leftovers[0]]}); "
-                "a bpeds "
-                "model holds only those",
-            )
-        specials.update((t, vocab[t]) for t in leftovers)
+    specials.update((t, i) for t, i in vocab.items() if t not in ours and t not in specials)
+    options: dict[str, Any] = {"imported_from": imported_from}
     ids: list[int] | None = None
     if not renumber:
         # the file's own ids, kept (bpeds's order inside: bytes by value, merges in order)
@@ -458,9 +568,17 @@ def _assemble(
             ids[i] = vocab[text]
     else:
         specials = renumber_specials(specials, 256 + len(pairs))
-    options = {"imported_from": imported_from}
+        tie = file_ids_tie({_U2B[t]: vocab[t] for t in ours if len(t) == 1 and t in _U2B})
+        if tie is not None:
+            options[FILE_IDS_TIE] = tie
     return build_tokenizer(
-        where, pairs, pattern=pattern, special_tokens=specials, options=options, ids=ids
+        where,
+        pairs,
+        pattern=pattern,
+        special_tokens=specials,
+        options=options,
+        unicode=unicode,
+        ids=ids,
     )
 
 
@@ -477,18 +595,28 @@ def _check_source(where: str, pattern: str | None) -> str | None:
 
 
 def from_hf_json(
-    data: Mapping[str, Any] | str, *, renumber: bool = False, source: str = "<tokenizer.json>"
+    data: Mapping[str, Any] | str,
+    *,
+    renumber: bool = False,
+    source: str = "<tokenizer.json>",
+    unicode: str | None = ENGINE_UNICODE,
 ) -> Tokenizer:
     """A tokenizer from a byte-level BPE ``tokenizer.json`` (parsed, or its text).
 
     >>> tok = Tokenizer([(32, 97)], pattern="gpt2", special_tokens={"<s>": 257})
     >>> from_hf_json(hf_tokenizer_json(tok)) == Tokenizer(
     ...     [(32, 97)], pattern="gpt2", special_tokens={"<s>": 257},
-    ...     options={"imported_from": "tokenizer.json"})
+    ...     options={"imported_from": "tokenizer.json"}, unicode="16.0")
     True
 
     The pattern comes from the pre-tokenizer (``ByteLevel(use_regex=true)``
-    means GPT-2's pattern); ``added_tokens`` become special tokens. Ids must
+    means GPT-2's pattern; a ``Split`` of any behaviour becomes the pattern that cuts
+    text as it does, :func:`split_pattern`), read with ``unicode``'s tables (default
+    Oniguruma's, Unicode 16.0, so that encoding equals Hugging Face's on every code
+    point); ``added_tokens`` become special tokens, and so do vocab entries that are
+    neither bytes nor made by a merge (a GPT-2 tokenizer built from ``encoder.json`` and
+    ``vocab.bpe`` holds ``<|endoftext|>`` so; Hugging Face never emits such an entry and
+    encodes its text as ordinary text, as bpeds's ``encode_ordinary`` does). Ids must
     already follow bpeds's numbering (bytes by value, merge ``k`` as
     ``256 + k``) unless ``renumber``: then bytes and merges are renumbered so,
     and special tokens follow the merges in their original order. Raises
@@ -501,6 +629,7 @@ def from_hf_json(
         raise _fail(source, "a tokenizer.json holds a JSON object")
     form = _normalizer_of(source, data.get("normalizer"))
     pattern = _check_source(source, _pattern_of(source, data.get("pre_tokenizer")))
+    warn_oniguruma_escapes(pattern, source)
     model = _check_model(source, data.get("model"))
     vocab = _vocab_of(source, model.get("vocab"))
     merges = _merges_of(source, model.get("merges", []))
@@ -531,7 +660,7 @@ def from_hf_json(
                 source, f"added token {short_repr(text)} has id {i} but {vocab[text]} in the vocab"
             )
         specials[text] = i
-    tok = _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber)
+    tok = _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber, unicode)
     if form is None:
         return tok
     return Tokenizer(
@@ -539,7 +668,9 @@ def from_hf_json(
         pattern=tok.pattern,
         special_tokens=tok.special_tokens,
         options=tok.options,
+        unicode=tok.unicode,
         normalizer=form,
+        ids=tok.ids,
     )
 
 
@@ -564,7 +695,9 @@ def _normalizer_of(source: str, normalizer: object) -> Form | None:
     )
 
 
-def load_hf(path: PathLike, *, renumber: bool = False) -> Tokenizer:
+def load_hf(
+    path: PathLike, *, renumber: bool = False, unicode: str | None = ENGINE_UNICODE
+) -> Tokenizer:
     """Read a byte-level BPE ``tokenizer.json`` file (see :func:`from_hf_json`).
 
     A missing file raises ``FileNotFoundError``; anything wrong with it,
@@ -572,7 +705,7 @@ def load_hf(path: PathLike, *, renumber: bool = False) -> Tokenizer:
     """
     source = str(path)
     text = decode_utf8(read_bytes(path, "a tokenizer.json file"), source)
-    return from_hf_json(text, renumber=renumber, source=source)
+    return from_hf_json(text, renumber=renumber, source=source, unicode=unicode)
 
 
 def load_hf_vocab_merges(
@@ -581,8 +714,10 @@ def load_hf_vocab_merges(
     *,
     pattern: str | None = "gpt2",
     renumber: bool = False,
+    unicode: str | None = ENGINE_UNICODE,
 ) -> Tokenizer:
-    """Read a GPT-2-style ``vocab.json`` + ``merges.txt`` pair.
+    """Read a GPT-2-style ``vocab.json`` + ``merges.txt`` pair (``unicode`` as for
+    :func:`from_hf_json`).
 
     ``merges.txt`` holds one ``left right`` merge per line after an optional
     ``#version`` line. These files carry no pre-tokenizer, so ``pattern``
@@ -609,4 +744,4 @@ def load_hf_vocab_merges(
             )
         merges.append((parts[0], parts[1]))
     where = f"{vsource} + {msource}"
-    return _assemble(where, "vocab.json+merges.txt", vocab, merges, {}, pattern, renumber)
+    return _assemble(where, "vocab.json+merges.txt", vocab, merges, {}, pattern, renumber, unicode)

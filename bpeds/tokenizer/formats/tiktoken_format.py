@@ -32,18 +32,21 @@ from typing import TYPE_CHECKING, Any
 from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.formats._common import (
+    FILE_IDS_TIE,
     FormatError,
     PathLike,
     bpe_parts,
     build_tokenizer,
     check_u32_ids,
     distinct_token_bytes,
+    file_ids_tie,
     public_ids,
     read_bytes,
     refuse_normalizer,
     refuse_replay,
     renumber_specials,
 )
+from bpeds.tokenizer.unicode_tables import ENGINE_UNICODE
 
 if TYPE_CHECKING:
     import tiktoken
@@ -117,7 +120,11 @@ def to_tiktoken(tok: Tokenizer, name: str = "bpeds") -> tiktoken.Encoding:
     """``tok`` as a ``tiktoken.Encoding`` (needs the optional ``tiktoken`` package).
 
     ``pattern=None`` becomes :data:`NO_SPLIT_PATTERN`. The encoding gives the
-    same ids as ``tok`` for every text. Raises ``ImportError`` naming the
+    same ids as ``tok`` for every text when ``tok`` reads its pattern with tiktoken's
+    Unicode tables (``tok.unicode == "16.0"``: tokenizers imported from tiktoken or Hugging
+    Face files and trained with the ``rustbpe`` or ``hf`` presets; see
+    :mod:`bpeds.tokenizer.unicode_tables`); with the ``regex`` module's tables, for every
+    text without a code point the two read differently. Raises ``ImportError`` naming the
     package when it is missing, and :class:`FormatError` for a special id
     that does not fit in 32 bits (tiktoken's ranks are ``u32``).
     Complexity: O(total bytes of all tokens).
@@ -186,6 +193,7 @@ def from_tiktoken_ranks(
     special_tokens: Mapping[str, int] | None = None,
     renumber: bool = False,
     source: str = "<mergeable_ranks>",
+    unicode: str | None = ENGINE_UNICODE,
 ) -> Tokenizer:
     """A tokenizer from tiktoken's ``mergeable_ranks``, a pattern and special tokens.
 
@@ -200,7 +208,9 @@ def from_tiktoken_ranks(
     are not bpeds's numbering, as GPT-2's and ``cl100k_base``'s are not);
     ``renumber=True`` keeps the rank *order* (which is all that bytes-rank encoding
     uses) and gives bpeds's ids: bytes by value, the rest from 256, special tokens
-    after them. Raises
+    after them. ``unicode``: the Unicode tables the pattern is read with, by default
+    tiktoken's (``"16.0"``, so that encoding equals tiktoken's on every code point;
+    ``None``: the ``regex`` module's). Raises
     :class:`FormatError` for a token no BPE over lower ranks builds (see the
     module docstring). Complexity: O(sum over tokens of L log L) for tokens of
     L bytes, plus O(L^2) byte slicing in the worst case.
@@ -245,14 +255,19 @@ def from_tiktoken_ranks(
             )
         merges.append((parts[0][2], parts[1][2]))
     specials = dict(special_tokens or {})
+    options: dict[str, Any] = {"imported_from": "tiktoken"}
     if renumber:
         specials = renumber_specials(specials, 256 + len(merges))
+        tie = file_ids_tie({b: ranks[bytes((b,))] for b in range(256)})
+        if tie is not None:
+            options[FILE_IDS_TIE] = tie
     return build_tokenizer(
         source,
         merges,
         pattern=pattern,
         special_tokens=specials,
-        options={"imported_from": "tiktoken"},
+        options=options,
+        unicode=unicode,
         ids=ids,
     )
 
@@ -263,6 +278,7 @@ def load_tiktoken(
     pattern: str | None,
     special_tokens: Mapping[str, int] | None = None,
     renumber: bool = False,
+    unicode: str | None = ENGINE_UNICODE,
 ) -> Tokenizer:
     """Read a ``.tiktoken`` file; the file has no pattern or special tokens, so pass them.
 
@@ -274,11 +290,18 @@ def load_tiktoken(
     source = str(path)
     ranks = parse_tiktoken_ranks(read_bytes(path, "a .tiktoken file"), source=source)
     return from_tiktoken_ranks(
-        ranks, pattern=pattern, special_tokens=special_tokens, renumber=renumber, source=source
+        ranks,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        renumber=renumber,
+        source=source,
+        unicode=unicode,
     )
 
 
-def from_tiktoken_encoding(encoding: Any, *, renumber: bool = False) -> Tokenizer:
+def from_tiktoken_encoding(
+    encoding: Any, *, renumber: bool = False, unicode: str | None = ENGINE_UNICODE
+) -> Tokenizer:
     """A tokenizer from a live ``tiktoken.Encoding`` (its ranks, pattern and specials).
 
     A pattern equal to :data:`NO_SPLIT_PATTERN` becomes ``None``. Reads the
@@ -298,4 +321,5 @@ def from_tiktoken_encoding(encoding: Any, *, renumber: bool = False) -> Tokenize
         special_tokens=specials,
         renumber=renumber,
         source=f"tiktoken encoding {getattr(encoding, 'name', '?')!r}",
+        unicode=unicode,
     )
