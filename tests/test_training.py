@@ -580,7 +580,7 @@ def test_a_loop_variant_that_stops_short_says_so(variant: str) -> None:
 def test_the_stop_warning_names_the_rule_that_stopped_the_run() -> None:
     with pytest.warns(UserWarning, match=r"score 'pmi' merges only pairs seen at least "):
         train(TEXT[:20000], 5000, score={"name": "pmi", "min_count": 50}, workers=1)
-    with pytest.warns(UserWarning, match=r"fewer than min_frequency=50"):
+    with pytest.warns(UserWarning, match=r"no pair left occurs at least min_frequency=50 times"):
         train(TEXT[:20000], 5000, min_frequency=50, workers=1)
     with pytest.warns(UserWarning, match=r"max_token_length=3"):
         train(TEXT[:20000], 5000, max_token_length=3, workers=1)

@@ -87,8 +87,8 @@ class EarlyStop:
             )
         if most < min_frequency:
             return (
-                f"the pairs left occur at most {most} times, fewer than "
-                f"min_frequency={min_frequency}"
+                f"no pair left occurs at least min_frequency={min_frequency} times (the most "
+                f"frequent occurs {most} times)"
             )
         rules = []
         if driver.max_token_length is not None:

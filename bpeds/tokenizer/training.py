@@ -131,25 +131,19 @@ def train(
     (after ``he``, English is compressed better than German, so
     ``group_frequency`` serves German next; frequency takes ``the``.)
 
-    ``files``: file names (``str`` or paths) instead of ``data``, as Hugging Face's
-    ``train(files=[...])``; ``str`` data naming files raises ``ValueError``.
+    ``files``: file names instead of ``data`` (Hugging Face's ``train(files=[...])``).
 
-    ``data`` may also be a :class:`~bpeds.tokenizer.counts.Counts` (see :func:`count`),
-    or a mapping of groups to counts: the same merges as training on the
-    text they were counted from, without reading it (type mode only). The
-    counts' pattern and special tokens are used: a ``pattern`` or ``preset``
-    that splits otherwise, or ``special_tokens`` naming other texts, raise
-    ``ValueError`` (``special_tokens`` may give their ids as a dict).
+    ``data`` may also be :class:`~bpeds.tokenizer.counts.Counts` (:func:`count`) or a
+    mapping of groups to counts: the merges of the text they were counted from, unread
+    (type mode only), with their pattern and special tokens (another ``pattern``,
+    ``preset`` or special texts raise ``ValueError``; ids may be given as a dict).
 
-    A score that declares ``groups`` (``"group_frequency"``) given data that is
-    not such a mapping, or a mapping of fewer than two groups, raises
-    ``ValueError`` (it would give frequency's merges at several times the
-    cost); if fewer than two groups turn out to hold any text, a
-    ``UserWarning`` says so.
-    ``vocab_size`` counts the 256 byte tokens, the merges and the special
-    tokens: ``vocab_size - 256 - len(special_tokens)`` merges are learned
-    (fewer, with a ``UserWarning``, when no eligible pair is left; an empty
-    corpus gives a tokenizer with no merges and that warning).
+    A score that declares ``groups`` (``"group_frequency"``) given data that is not
+    such a mapping, or fewer than two groups, raises ``ValueError`` (it would give
+    frequency's merges at several times the cost); fewer than two groups holding
+    text give a ``UserWarning``. ``vocab_size`` counts the 256 byte tokens, the merges
+    and the special tokens: ``vocab_size - 256 - len(special_tokens)`` merges are
+    learned (fewer, with a ``UserWarning`` saying why, when no eligible pair is left).
 
     ``pattern``: ``"gpt2"``, ``"gpt4"``, ``"gpt4o"``, a regex source, or
     ``None`` (each unit segment is one chunk, as minbpe's Basic); default: the
@@ -186,24 +180,22 @@ def train(
     :func:`bpeds.tokenizer.formats.load_model` reads): every piece of ``data`` starts as
     the base encodes it, every base token and merge keeps its id and rank, and
     the new merges rank after them, so ``vocab_size`` counts the base's tokens
-    too. ``pattern`` and ``unicode`` default to the base's, ``tie`` to the order of the
+    too (a base with ids of its own keeps them: ``Tokenizer.ids``; ties compare them).
+    ``pattern`` and ``unicode`` default to the base's, ``tie`` to the order of the
     base file's ids where import renumbered them (``"hf"`` for Hugging Face's files, as
     ``bpe-continue``: :data:`~bpeds.tokenizer.continued.FILE_IDS_TIE`); base special tokens
     keep their ids unless a new merge needs the id (then they move after the new merges,
     with a warning); new special tokens (a list) come last. Type representation only.
     ``normalizer``: ``"NFC"``, ``"NFD"``, ``"NFKC"``, ``"NFKD"`` or none (default; a
     base's), applied before splitting (:mod:`bpeds.tokenizer.normalize`; not to counts).
-    ``workers``: processes for splitting and counting (the merges do not
-    depend on it); default ``None``: the cores available to this process
-    (:func:`available_cores`: its CPU affinity and container quota), with
-    processes started only for data of more than one batch (about a
-    million characters); ``workers=1`` never starts processes.
+    ``workers``: processes for splitting and counting (the merges do not depend on it);
+    default ``None``: the cores available (:func:`available_cores`: CPU affinity and
+    quota), started only for data of more than one batch (about a million characters).
     ``progress``: see :func:`bpeds.tokenizer.progress.resolve_progress` (reading, then
     merges). ``preset``: ``"minbpe-basic"``, ``"minbpe-regex"``, ``"hf"``, ``"rustbpe"``
-    (see :data:`PRESETS`): it sets
-    ``pattern``, ``unicode``, ``tie`` and ``representation``; passing one of them with
-    another value (even the usual default, such as ``pattern="gpt4"`` with
-    ``preset="hf"``) raises ``ValueError``.
+    (:data:`PRESETS`): it sets ``pattern``, ``unicode``, ``tie`` and ``representation``;
+    one of them with another value (even ``pattern="gpt4"`` with ``preset="hf"``) raises
+    ``ValueError``.
     ``errors``: ``"strict"`` or ``"replace"`` for invalid UTF-8 in files and
     lone surrogates in strings (see :mod:`bpeds.tokenizer.io`). ``on_merge(record,
     token_bytes)`` is called after every merge. ``block_size``: bytes read

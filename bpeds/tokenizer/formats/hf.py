@@ -562,10 +562,21 @@ def _assemble(
     options: dict[str, Any] = {"imported_from": imported_from}
     ids: list[int] | None = None
     if not renumber:
-        # the file's own ids, kept (bpeds's order inside: bytes by value, merges in order)
-        ids = [0] * (256 + len(pairs))
+        # the file's own ids, kept (bpeds's order inside: bytes by value, merges in order);
+        # a byte the file leaves out (one no UTF-8 text holds) takes its own value if free,
+        # else an id after every id the file uses
+        ids = [-1] * (256 + len(pairs))
         for text, i in ours.items():
             ids[i] = vocab[text]
+        used = {*vocab.values(), *specials.values()}
+        nxt = max(used, default=-1) + 1
+        for b in range(256):
+            if ids[b] < 0:
+                if b in used:
+                    ids[b], nxt = nxt, nxt + 1
+                else:
+                    ids[b] = b
+                used.add(ids[b])
     else:
         specials = renumber_specials(specials, 256 + len(pairs))
         tie = file_ids_tie({_U2B[t]: vocab[t] for t in ours if len(t) == 1 and t in _U2B})
