@@ -23,7 +23,7 @@ from itertools import islice
 import regex
 
 from bpeds.errors import TokenizerError
-from bpeds.tokenizer.pattern_safety import check_pattern
+from bpeds.tokenizer.pattern_safety import check_pattern, probe_pattern
 
 __all__ = [
     "GPT2_PATTERN",
@@ -66,7 +66,9 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
 
     A pattern beyond the limits of :mod:`bpeds.tokenizer.pattern_safety` raises its
     :class:`~bpeds.tokenizer.pattern_safety.PatternLimitError` (a ``ValueError``) before
-    anything is compiled.
+    anything is compiled in this process: a pattern that is not one of :data:`PATTERNS`
+    is first compiled in a child process with memory and time limits
+    (:func:`~bpeds.tokenizer.pattern_safety.probe_pattern`, once per source and process).
 
     >>> compile_pattern("gpt2").findall("Hello world")
     ['Hello', ' world']
@@ -76,6 +78,8 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
     source = PATTERNS.get(pattern, pattern)
     if source not in _CACHE:
         check_pattern(source)  # limits on what compiling may cost (bpeds.tokenizer.pattern_safety)
+        if source not in _BUILTIN:
+            probe_pattern(source)  # what compiling costs, bounded in a child process
     try:
         return _compiled(source)
     except regex.error as exc:
@@ -379,6 +383,7 @@ def segmenter(pattern: str | regex.Pattern[str] | None) -> Segmenter | None:
 
 
 _CACHE: dict[str, regex.Pattern[str]] = {}
+_BUILTIN = frozenset(PATTERNS.values())
 
 
 def _compiled(source: str) -> regex.Pattern[str]:
