@@ -8,10 +8,12 @@ of taking the machine with it.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -113,7 +115,8 @@ def test_the_command_line_refuses_such_a_model_in_one_line(tmp_path: Path) -> No
         sys.exit(main(["info", {str(model)!r}]))
         """
     )
-    assert out.count("\n") == 1 and "split pattern refused" in out, out
+    assert out.count("\n") == 1, out
+    assert "split pattern refused" in out
 
 
 def test_ordinary_patterns_pass_the_probe_and_compile() -> None:
@@ -131,3 +134,109 @@ def test_a_syntax_error_is_reported_by_compiling_not_by_the_probe() -> None:
     with pytest.raises(ValueError, match="does not compile"):
         compile_pattern("(unclosed")
 
+
+# -- token lengths: checked from the parents' lengths, never by building bytes ----------------
+
+
+def _model(merges: list[list[int]], events: list[list[object]] | None = None) -> str:
+    doc = json.loads(bpeds_json("gpt2"))
+    doc["merges"] = merges
+    if events is not None:
+        doc["version"] = 2
+        doc["events"] = events
+    return json.dumps(doc)
+
+
+DOUBLING = [[97, 97]] + [[256 + k, 256 + k] for k in range(39)]  # 40 merges: 2**40 bytes
+CHAIN = [[97, 97]] + [[256 + k, 97] for k in range(59_999)]  # 60,000 merges: 1.8 GB in all
+
+
+@needs_rlimit
+@pytest.mark.parametrize(
+    "text",
+    [
+        _model(DOUBLING),
+        _model(DOUBLING[:30], [["merge", 256 + k, *m] for k, m in enumerate(DOUBLING[:30])]),
+        _model(CHAIN),
+    ],
+    ids=["doubling", "doubling-events", "chain"],
+)
+def test_tokens_too_long_are_refused_at_load(tmp_path: Path, text: str) -> None:
+    model = tmp_path / "long.json"
+    model.write_text(text, encoding="utf-8")
+    minbpe = tmp_path / "long.model"
+    merges = json.loads(text)["merges"]
+    minbpe.write_text(
+        "minbpe v1\n\n0\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8"
+    )
+    out = run_capped(
+        f"""
+        from bpeds.errors import ModelFormatError
+        from bpeds.tokenizer import Tokenizer
+        from bpeds.tokenizer.formats import FormatError, load_model
+        for path in ({str(model)!r}, {str(minbpe)!r}):
+            try:
+                tok = load_model(path)
+                tok.encode("aaaa")
+                tok.decode([tok.vocab_size - 1])
+                print("loaded")
+            except (ModelFormatError, FormatError) as exc:
+                assert "bytes" in str(exc) and "MAX_" in str(exc), exc
+                print("refused")
+        """,
+        memory=600 << 20,
+    )
+    assert out.split() == ["refused", "refused"], out
+
+
+@needs_rlimit
+def test_the_command_line_refuses_tokens_too_long_in_one_line(tmp_path: Path) -> None:
+    model = tmp_path / "long.json"
+    model.write_text(_model(DOUBLING), encoding="utf-8")
+    for argv in (
+        ["info", str(model)],
+        ["export", str(model), "-f", "hf", "-o", str(tmp_path / "x")],
+    ):
+        out = run_capped(
+            f"""
+            import sys
+            from bpeds.cli import main
+            print(main({argv!r}))
+            """,
+            memory=600 << 20,
+        )
+        assert out.startswith("1\n"), out  # the exit status, then one line
+        assert out.count("\n") == 2
+        assert "MAX_TOKEN_BYTES" in out
+
+
+def _tiktoken_file(tokens: list[bytes]) -> bytes:
+    lines = [base64.b64encode(bytes([b])) + b" %d" % b for b in range(256)]
+    lines += [base64.b64encode(t) + b" %d" % (256 + i) for i, t in enumerate(tokens)]
+    return b"\n".join(lines) + b"\n"
+
+
+def test_a_tiktoken_file_of_long_tokens_is_refused_before_any_merge_is_sought(
+    tmp_path: Path,
+) -> None:
+    from bpeds.tokenizer.formats import FormatError, load_tiktoken
+
+    path = tmp_path / "long.tiktoken"
+    path.write_bytes(_tiktoken_file([b"a" * 2**k for k in range(1, 22)]))  # up to 2 MiB
+    started = time.perf_counter()
+    with pytest.raises(FormatError, match="MAX_TOKEN_BYTES"):
+        load_tiktoken(path, pattern=None)
+    assert time.perf_counter() - started < 10  # seconds to minutes when each is split by BPE
+
+
+def test_tokens_inside_the_limits_load(tmp_path: Path) -> None:
+    from bpeds.tokenizer import Tokenizer, limits
+    from bpeds.tokenizer.formats import load_tiktoken
+
+    model = tmp_path / "ok.json"
+    model.write_text(_model(DOUBLING[:16]), encoding="utf-8")  # the longest 2**16 bytes
+    tok = Tokenizer.load(model)
+    assert tok.token_bytes(256 + 15) == b"a" * limits.MAX_TOKEN_BYTES
+    path = tmp_path / "ok.tiktoken"
+    path.write_bytes(_tiktoken_file([b"a" * 2**k for k in range(1, 8)]))
+    assert load_tiktoken(path, pattern=None).token_bytes(262) == b"a" * 128

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from bpeds.errors import ModelFormatError
-from bpeds.tokenizer.limits import check_text, read_limited, short_repr
+from bpeds.tokenizer.limits import check_text, check_token_lengths, read_limited, short_repr
 from bpeds.tokenizer.pattern_safety import MAX_PATTERN_LENGTH
 
 __all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"]
@@ -215,7 +215,10 @@ def read(path: str | os.PathLike[str]) -> ModelParts:
 def build(factory: Callable[..., T], parts: ModelParts) -> T:
     """``factory(merges, pattern=..., special_tokens=..., options=...)``, its
     ``ValueError``/``TypeError`` reworded as :class:`~bpeds.errors.ModelFormatError`
-    naming ``parts.source``."""
+    naming ``parts.source``. The tokens' lengths are checked first
+    (:func:`~bpeds.tokenizer.limits.check_token_lengths`), before anything builds their
+    bytes."""
+    check_token_lengths(parts.merges, parts.source, ModelFormatError)
     try:
         return factory(
             parts.merges,

@@ -347,11 +347,14 @@ try:
         size = int(f.read().split()[0]) * resource.getpagesize()
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     soft = size + int(sys.argv[1])
-    resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 except (ImportError, OSError, ValueError):
     pass
 source = sys.stdin.buffer.read().decode("utf-8")
-sample = "Hello, world! It's 2024: 12345 caf\u00e9s \u2014 na\u00efve \u4e2d\u6587 \u0645\u0631\u062d\u0628\u0627.\n\t  end "
+sample = "Hello, world! It's 2024: 12345 caf\u00e9s \u2014 na\u00efve "
+sample += "\u4e2d\u6587 \u0645\u0631\u062d\u0628\u0627.\n\t  end "
 try:
     regex.compile(source).findall(sample * 4, timeout=float(sys.argv[2]))
 except regex.error:

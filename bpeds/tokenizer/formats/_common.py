@@ -17,7 +17,13 @@ from typing import Any
 
 from bpeds.errors import BpedsError
 from bpeds.tokenizer.core import Tokenizer, TokenizerError
-from bpeds.tokenizer.limits import check_text, parse_json_limited, read_limited, short_repr
+from bpeds.tokenizer.limits import (
+    check_text,
+    check_token_lengths,
+    parse_json_limited,
+    read_limited,
+    short_repr,
+)
 
 __all__ = [
     "FormatError",
@@ -113,8 +119,10 @@ def build_tokenizer(
     :class:`FormatError` naming ``where`` the parts came from.
 
     A pattern or special token that is not text (a lone surrogate) is refused
-    too: the tokenizer could not be saved again."""
+    too: the tokenizer could not be saved again, and so are tokens beyond the length
+    limits of :func:`~bpeds.tokenizer.limits.check_token_lengths`."""
     check_text([pattern, dict(special_tokens or {})], where, FormatError)
+    check_token_lengths(merges, where, FormatError)
     try:
         return Tokenizer(merges, pattern=pattern, special_tokens=special_tokens, options=options)
     except TokenizerError as exc:

@@ -41,6 +41,7 @@ from bpeds.tokenizer.formats._common import (
     refuse_replay,
     renumber_specials,
 )
+from bpeds.tokenizer.limits import check_token_sizes
 
 if TYPE_CHECKING:
     import tiktoken
@@ -187,8 +188,11 @@ def from_tiktoken_ranks(
     the rank *order* (which is all that bytes-rank encoding uses) and numbers
     bytes by value and the rest from 256, special tokens after them. Raises
     :class:`FormatError` for a token no BPE over lower ranks builds (see the
-    module docstring). Complexity: O(sum over tokens of L log L) for tokens of
-    L bytes, plus O(L^2) byte slicing in the worst case.
+    module docstring), and tokens beyond the length limits of
+    :func:`~bpeds.tokenizer.limits.check_token_sizes` before any work on them.
+    Complexity: O(sum over tokens of L log L) for tokens of L bytes, plus
+    O(L^2) byte slicing in the worst case (L is at most
+    :data:`~bpeds.tokenizer.limits.MAX_TOKEN_BYTES`).
     """
     for b in range(256):
         if bytes((b,)) not in ranks:
@@ -196,6 +200,7 @@ def from_tiktoken_ranks(
                 f"{source}: byte 0x{b:02x} has no rank, so some text could not be encoded"
             )
     multi = sorted((r, t) for t, r in ranks.items() if len(t) > 1)
+    check_token_sizes((len(t) for _, t in multi), source, FormatError, 256)
     id_of: dict[bytes, int] = {bytes((b,)): b for b in range(256)}
     for k, (_, t) in enumerate(multi):
         id_of[t] = 256 + k
