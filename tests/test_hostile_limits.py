@@ -240,3 +240,43 @@ def test_tokens_inside_the_limits_load(tmp_path: Path) -> None:
     path = tmp_path / "ok.tiktoken"
     path.write_bytes(_tiktoken_file([b"a" * 2**k for k in range(1, 8)]))
     assert load_tiktoken(path, pattern=None).token_bytes(262) == b"a" * 128
+
+
+# -- event logs that loop -----------------------------------------------------------------------
+
+CYCLE = [["merge", 256, 97, 98]] + [["remove", 256, 97, 98], ["merge", 256, 97, 98]] * 10_000
+
+
+def test_an_event_log_that_loops_is_cut_off_at_a_bound_on_the_work_per_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bpeds.cli import EXIT_DATA, main
+    from bpeds.tokenizer import Tokenizer
+    from bpeds.tokenizer.replay import MAX_STEPS_PER_BYTE, EventLogError
+
+    model = tmp_path / "loop.json"
+    doc = json.loads(_model([[97, 98]], CYCLE))
+    doc["pattern"] = None
+    model.write_text(json.dumps(doc), encoding="utf-8")
+    tok = Tokenizer.load(model)  # a valid log: each event is allowed where it is
+    started = time.perf_counter()
+    with pytest.raises(EventLogError, match="undoes and redoes"):
+        tok.encode("ab" * 100)
+    # At most MAX_STEPS_PER_BYTE * 200 + 256 steps, not the log's 20,001 (seconds before).
+    assert time.perf_counter() - started < 5
+    assert tok.encode("ba") == [98, 97]  # other texts still encode
+    assert len(CYCLE) > MAX_STEPS_PER_BYTE * 200 + 256
+    assert main(["encode", str(model), "ab" * 100]) == EXIT_DATA
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "undoes and redoes" in err
+
+
+def test_the_work_bound_leaves_training_runs_logs_alone() -> None:
+    import bpeds
+
+    text = (ROOT / "tests" / "data" / "taylorswift.txt").read_text(encoding="utf-8")[:60_000]
+    for variant in ("picky", "scaffold"):
+        tok = bpeds.train(text, 800, variant=variant, pattern=None)
+        ids = tok.encode(text[:5000])
+        assert tok.decode(ids) == text[:5000]
