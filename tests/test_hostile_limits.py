@@ -280,3 +280,68 @@ def test_the_work_bound_leaves_training_runs_logs_alone() -> None:
         tok = bpeds.train(text, 800, variant=variant, pattern=None)
         ids = tok.encode(text[:5000])
         assert tok.decode(ids) == text[:5000]
+
+
+# -- a model's catastrophic pattern is timed wherever it is matched -----------------------------
+
+EXPONENTIAL = r"(?:a|aa)+$|\S|\s"
+
+
+def _bpeds(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``bpeds ARGV`` in a child process (so that a run that never ends fails the test)."""
+    return subprocess.run(
+        [sys.executable, "-m", "bpeds", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,  # minutes without the time limit
+        cwd=tmp_path,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("command", ["train", "compare"])
+def test_a_models_catastrophic_pattern_is_cut_off_in_every_command(
+    tmp_path: Path, command: str
+) -> None:
+    from bpeds.tokenizer import Tokenizer
+
+    Tokenizer([(97, 98)], pattern=EXPONENTIAL).save(tmp_path / "m.json")
+    (tmp_path / "t.txt").write_text("a" * 42 + "!", encoding="utf-8")
+    argv = {
+        "train": ["train", "t.txt", "--base", "m.json", "--vocab-size", "300", "-o", "o.json"],
+        "compare": [
+            *("compare", "--model", "m.json", "--train", "t.txt", "--heldout", "t.txt"),
+            *("-o", "out", "--no-plots", "-q"),
+        ],
+    }[command]
+    done = _bpeds(tmp_path, *argv)
+    assert done.returncode == 1, done.stderr
+    assert "backtracks catastrophically" in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_pattern_from_a_file_is_timed_in_training_and_counting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bpeds
+    import bpeds.tokenizer.pattern_safety as safety
+    from bpeds.tokenizer import Tokenizer
+    from bpeds.tokenizer.pretokenize import match_limits
+
+    monkeypatch.setattr(safety, "MATCH_SECONDS", 0.05)
+    monkeypatch.setattr(safety, "MATCH_SECONDS_PER_CHAR", 1e-6)
+    pattern = r"(?:b|bb)+$|\S|\s"  # a pattern no other test loads from a file
+    text = "b" * 42 + "!"
+    assert match_limits(pattern) is None  # a pattern of yours: no limit
+    Tokenizer([(97, 98)], pattern=pattern).save(tmp_path / "m.json")
+    base = Tokenizer.load(tmp_path / "m.json")
+    assert match_limits(pattern) == (0.05, 1e-6)
+    for run in (
+        lambda: bpeds.train(text, 300, base=base),
+        lambda: bpeds.train(text, 300, pattern=pattern, workers=2),
+        lambda: bpeds.count([text, text], pattern=pattern, workers=2),
+    ):
+        started = time.perf_counter()
+        with pytest.raises(safety.PatternTimeoutError):
+            run()
+        assert time.perf_counter() - started < 30

@@ -29,6 +29,7 @@ from bpeds.cli.common import (
 from bpeds.tokenizer.counting import count, count_to_file
 from bpeds.tokenizer.counts import sum_counts
 from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.pattern_safety import PatternTimeoutError
 
 
 def _expand(items: Sequence[str]) -> list[Path]:
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                     raise DataError(str(exc)) from None
                 summed.save(output, overwrite=args.force)
                 pieces, total = len(summed), summed.total
-        except (InvalidTextError, OSError, ImportError, DataError):
+        except (InvalidTextError, PatternTimeoutError, OSError, ImportError, DataError):
             raise
         except (ValueError, TypeError) as exc:  # count checks its arguments before reading
             raise UsageError(str(exc)) from None

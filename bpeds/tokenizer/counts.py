@@ -59,7 +59,7 @@ from typing import Any, BinaryIO
 
 from bpeds.errors import BpedsError
 from bpeds.tokenizer.files import check_targets, write_stream
-from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
+from bpeds.tokenizer.pretokenize import mark_from_file, pattern_label, resolve_pattern
 
 __all__ = [
     "FORMAT_VERSION",
@@ -479,6 +479,7 @@ class _Reader:
             specials = _check_specials(special)
         except ValueError as exc:
             raise self.fail(f"the header is invalid: {exc}") from None
+        mark_from_file(source)  # matched with a time limit wherever it is used from now on
         return source, specials, pieces, total
 
     def inflate(self, packed: bytes, raw_len: int) -> bytes:

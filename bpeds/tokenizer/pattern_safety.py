@@ -45,6 +45,14 @@ well-behaved pattern needs) and raises :class:`PatternTimeoutError` when it is
 used up. Raise the two numbers (they are read at each call) to give a slow
 pattern more time.
 
+A pattern that came from a file (a model file or a counts file's header:
+see :func:`bpeds.tokenizer.pretokenize.mark_from_file`) is matched with the
+same limit (:func:`findall_within`) wherever bpeds matches it in this
+process: training with it (``base=``, its pieces counted in worker processes
+too), counting with it, a comparison's held-out text. A pattern you pass
+yourself is matched without a limit when training and counting (a time limit
+makes ``regex`` about four times slower).
+
 **Coverage.** ``findall`` returns only a pattern's matches, so text a pattern
 does not match (the spaces under ``\\w+``, everything under ``""``) would
 vanish silently. Training refuses it (:func:`check_coverage` raises
@@ -80,6 +88,7 @@ __all__ = [
     "UncoveredTextWarning",
     "check_coverage",
     "check_pattern",
+    "findall_within",
     "pattern_size",
     "probe_pattern",
 ]
@@ -424,6 +433,31 @@ _PROBE_FAILURES = {
 _PROBE_DIED = "compiling it crashed the process that tried it"
 
 
+def findall_within(
+    compiled: regex.Pattern[str], text: str, limits: tuple[float, float] | None = None
+) -> list[str]:
+    """``compiled.findall(text)`` within ``seconds + per_char * len(text)`` seconds, for
+    ``limits = (seconds, per_char)`` (default: :data:`MATCH_SECONDS` and
+    :data:`MATCH_SECONDS_PER_CHAR` as they are now); past it, :class:`PatternTimeoutError`.
+
+    >>> findall_within(regex.compile(r"\\w+|\\W"), "two words", (1.0, 0.0))
+    ['two', ' ', 'words']
+
+    Complexity: that of the pattern on ``text``, cut off at the limit.
+    """
+    seconds, per_char = (MATCH_SECONDS, MATCH_SECONDS_PER_CHAR) if limits is None else limits
+    allowed = seconds + per_char * len(text)
+    try:
+        found: list[str] = compiled.findall(text, timeout=allowed)
+    except TimeoutError:
+        raise PatternTimeoutError(
+            f"the split pattern {_shorten(compiled.pattern)} took more than {allowed:.2g} s on "
+            f"a text of {len(text)} characters: it backtracks catastrophically (raise "
+            "bpeds.tokenizer.pattern_safety.MATCH_SECONDS to give it more time)"
+        ) from None
+    return found
+
+
 class TimedPattern:
     """A compiled pattern whose :meth:`findall` has a time limit (see the module docstring)
     and warns (:class:`UncoveredTextWarning`) when its matches leave characters out.
@@ -447,15 +481,7 @@ class TimedPattern:
 
         Complexity: that of the pattern on ``text``, cut off at the limit.
         """
-        seconds = MATCH_SECONDS + MATCH_SECONDS_PER_CHAR * len(text)
-        try:
-            found: list[str] = self.compiled.findall(text, timeout=seconds)
-        except TimeoutError:
-            raise PatternTimeoutError(
-                f"the split pattern {_shorten(self.pattern)} took more than {seconds:.2g} s on "
-                f"a text of {len(text)} characters: it backtracks catastrophically (raise "
-                "bpeds.tokenizer.pattern_safety.MATCH_SECONDS to give it more time)"
-            ) from None
+        found = findall_within(self.compiled, text)
         if sum(map(len, found)) != len(text):
             at = _first_gap(found, text)
             warnings.warn(

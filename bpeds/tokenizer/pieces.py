@@ -25,8 +25,8 @@ from typing import Any
 
 from bpeds.tokenizer.fastsplit import fast_findall, splitter
 from bpeds.tokenizer.io import check_int
-from bpeds.tokenizer.pattern_safety import check_coverage
-from bpeds.tokenizer.pretokenize import PATTERNS, _compiled, segmenter
+from bpeds.tokenizer.pattern_safety import check_coverage, findall_within
+from bpeds.tokenizer.pretokenize import PATTERNS, _compiled, match_limits, segmenter
 
 __all__ = [
     "BATCH_CHARS",
@@ -50,14 +50,22 @@ _OWN_PATTERNS = frozenset(PATTERNS.values())
 # -- one batch (runs in workers too) ---------------------------------------------------------
 
 
-def _findall(source: str | None) -> Callable[[str], list[str]] | None:
+def _findall(
+    source: str | None, limits: tuple[float, float] | None = None
+) -> Callable[[str], list[str]] | None:
     """``findall`` of the pattern (with the exact ASCII fast path of
     :mod:`bpeds.tokenizer.fastsplit`); for a pattern not of bpeds's own (which match every
     character), one that refuses text the pattern leaves unmatched (see
-    :func:`bpeds.tokenizer.pattern_safety.check_coverage`)."""
+    :func:`bpeds.tokenizer.pattern_safety.check_coverage`). With ``limits`` (a pattern
+    from a file: :func:`bpeds.tokenizer.pretokenize.match_limits`), ``regex`` matches it
+    alone, with that time limit."""
     if source is None:
         return None
-    findall = fast_findall(_compiled(source))
+    findall: Callable[[str], list[str]]
+    if limits is not None:
+        findall = partial(findall_within, _compiled(source), limits=limits)
+    else:
+        findall = fast_findall(_compiled(source))
     if source in _OWN_PATTERNS:
         return findall
     return partial(_covering_findall, findall, source)
@@ -67,16 +75,22 @@ def _covering_findall(findall: Callable[[str], list[str]], source: str, text: st
     return check_coverage(findall(text), text, source)
 
 
-def _count_batch(texts: list[str], source: str | None, sequence: bool) -> Any:
+def _count_batch(
+    texts: list[str],
+    source: str | None,
+    sequence: bool,
+    limits: tuple[float, float] | None = None,
+) -> Any:
     """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list.
 
     Texts are split by :func:`bpeds.tokenizer.fastsplit.fast_findall` (exactly the
     pattern's ``findall``). In type mode, a long text under a built-in pattern
     that the ASCII fast path does not apply to is counted by cutting it where
     cutting provably cannot change the split and splitting each distinct
-    stretch once (:class:`bpeds.tokenizer.pretokenize.Segmenter`).
+    stretch once (:class:`bpeds.tokenizer.pretokenize.Segmenter`). ``limits``: the time
+    limit of a pattern from a file (see :func:`_findall`).
     """
-    findall = _findall(source)
+    findall = _findall(source, limits)
     if sequence:
         if findall is None:
             return list(texts)
@@ -129,24 +143,27 @@ def batch_results(
 
     With ``workers > 1`` the batches are split and counted in that many processes, at
     most ``2 * workers`` batches in flight; processes are started only when there is a
-    second batch (text of one batch is counted here). O(text).
+    second batch (text of one batch is counted here). A pattern from a file is matched
+    with its time limit (:func:`bpeds.tokenizer.pretokenize.match_limits`, as it is here,
+    in the workers too). O(text).
     """
+    limits = match_limits(pattern)
     batches = _batches(texts, batch_chars)
     first = next(batches, None)
     second = next(batches, None) if first is not None else None
     if workers == 1 or second is None:
         for b in (first, second):
             if b is not None:
-                yield _count_batch(b, pattern, sequence)
+                yield _count_batch(b, pattern, sequence, limits)
         for b in batches:
-            yield _count_batch(b, pattern, sequence)
+            yield _count_batch(b, pattern, sequence, limits)
         return
     assert first is not None
     batches = itertools.chain((first, second), batches)
     with ProcessPoolExecutor(max_workers=workers) as ex:
         window: deque[Future[Any]] = deque()
         for b in batches:
-            window.append(ex.submit(_count_batch, b, pattern, sequence))
+            window.append(ex.submit(_count_batch, b, pattern, sequence, limits))
             if len(window) >= 2 * workers:
                 yield window.popleft().result()
         while window:

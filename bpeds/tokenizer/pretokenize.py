@@ -23,6 +23,7 @@ from itertools import islice
 import regex
 
 from bpeds.errors import TokenizerError
+from bpeds.tokenizer import pattern_safety
 from bpeds.tokenizer.pattern_safety import check_pattern, probe_pattern
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "Segmenter",
     "compile_pattern",
     "cut_points",
+    "mark_from_file",
+    "match_limits",
     "pattern_label",
     "resolve_pattern",
     "segmenter",
@@ -392,3 +395,30 @@ def _compiled(source: str) -> regex.Pattern[str]:
     if rx is None:
         rx = _CACHE[source] = regex.compile(source)
     return rx
+
+
+_FROM_FILES: set[str] = set()
+
+
+def mark_from_file(source: str | None) -> None:
+    """Remember that ``source`` came from a file (a model file, a counts file's header):
+    :func:`match_limits` gives it a time limit from now on in this process, so training,
+    counting and comparing with it are cut off as encoding is (see
+    :mod:`bpeds.tokenizer.pattern_safety`). bpeds's own patterns and ``None`` are
+    ignored. O(1).
+    """
+    if source is not None and source not in _BUILTIN:
+        _FROM_FILES.add(source)
+
+
+def match_limits(source: str | None) -> tuple[float, float] | None:
+    """The time limit ``source`` is matched with: ``(MATCH_SECONDS, MATCH_SECONDS_PER_CHAR)``
+    of :mod:`bpeds.tokenizer.pattern_safety` as they are now if ``source`` came from a file
+    (:func:`mark_from_file`), else ``None`` (matched without a limit). O(1).
+
+    >>> match_limits(r"\\w+|\\W") is None
+    True
+    """
+    if source in _FROM_FILES:
+        return pattern_safety.MATCH_SECONDS, pattern_safety.MATCH_SECONDS_PER_CHAR
+    return None

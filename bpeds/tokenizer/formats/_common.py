@@ -24,6 +24,7 @@ from bpeds.tokenizer.limits import (
     read_limited,
     short_repr,
 )
+from bpeds.tokenizer.pretokenize import mark_from_file
 
 __all__ = [
     "FormatError",
@@ -124,9 +125,11 @@ def build_tokenizer(
     check_text([pattern, dict(special_tokens or {})], where, FormatError)
     check_token_lengths(merges, where, FormatError)
     try:
-        return Tokenizer(merges, pattern=pattern, special_tokens=special_tokens, options=options)
+        tok = Tokenizer(merges, pattern=pattern, special_tokens=special_tokens, options=options)
     except TokenizerError as exc:
         raise FormatError(f"{where}: {exc}") from None
+    mark_from_file(tok.pattern)  # matched with a time limit wherever it is used from now on
+    return tok
 
 
 #: The ids Hugging Face ``tokenizers`` and tiktoken hold are unsigned 32-bit integers.
