@@ -35,9 +35,14 @@ Reading checks everything and trusts nothing: the magic and version, the
 header's types, each block's lengths against the limits and against what
 decompression gives, UTF-8, non-empty pieces, counts of at least 1, no piece
 twice, the totals against the header, the checksum, and that nothing
-follows. Any problem raises :class:`CountsFormatError` (a ``ValueError``)
-naming the file and what is wrong. Memory while reading: one block plus the
-counts read so far.
+follows; that the blocks decompress to at most :data:`MAX_INFLATION` times
+the bytes read plus one block; that the header is JSON of bounded depth
+without a key twice, whose special tokens are valid and do not overlap (as a
+tokenizer's must) and whose pattern compiles within the limits of
+:mod:`bpeds.tokenizer.pattern_safety`. Any problem raises
+:class:`CountsFormatError` (a ``ValueError``) naming the file and what is
+wrong. Memory while reading: one block plus the counts read so far, at most
+about ``MAX_INFLATION`` times the file's size plus a block.
 """
 
 from __future__ import annotations
@@ -60,10 +65,12 @@ from typing import Any, BinaryIO
 from bpeds.errors import BpedsError
 from bpeds.tokenizer.files import check_targets, write_stream
 from bpeds.tokenizer.pretokenize import mark_from_file, pattern_label, resolve_pattern
+from bpeds.tokenizer.special import check_special_texts
 
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
+    "MAX_INFLATION",
     "Counts",
     "CountsFormatError",
     "SpillCounter",
@@ -79,6 +86,10 @@ FORMAT_VERSION = 1
 MAX_HEADER = 1 << 20
 #: Largest block (uncompressed) written or accepted, in bytes; it bounds a piece's length.
 MAX_BLOCK = 64 << 20
+#: How many times their compressed size the blocks of a file may decompress to, beyond one
+#: block (:data:`MAX_BLOCK`): written files stay far below (text 3-10 times, a table of long
+#: runs of one character a few hundred), and a file made to inflate is refused before it does.
+MAX_INFLATION = 64
 #: Pieces aimed at per written block (raw size about ``BLOCK_TARGET`` bytes).
 BLOCK_TARGET = 1 << 20
 _LITTLE = sys.byteorder == "little"
@@ -326,14 +337,20 @@ def _check_piece(piece: object, count: object) -> None:
 
 
 def _check_specials(special_tokens: Iterable[str]) -> tuple[str, ...]:
+    """The special-token texts as a tuple, checked as a tokenizer's are (non-empty, no text
+    twice, no lone surrogate, no two that overlap: :func:`check_special_texts`)."""
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of texts, not a str")
-    out = tuple(special_tokens)
-    for t in out:
-        if not isinstance(t, str) or not t:
-            raise ValueError(f"a special token must be a non-empty str, got {t!r}")
-    if len(set(out)) != len(out):
-        raise ValueError(f"special_tokens names a text twice: {list(out)!r}")
+    return tuple(check_special_texts(special_tokens))
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; a key given twice raises ``ValueError``."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key[:40]!r} is given twice")
+        out[key] = value
     return out
 
 
@@ -428,12 +445,21 @@ class _Reader:
         table: dict[str, int] = {}
         records = 0
         counted = 0
+        packed_total = raw_total = 0
         while True:
             raw_len, packed_len = struct.unpack("<II", self.take(8, "a block's lengths"))
             if raw_len == 0 and packed_len == 0:
                 break
             if not 4 <= raw_len <= MAX_BLOCK or packed_len == 0 or packed_len > MAX_BLOCK + 1024:
                 raise self.fail(f"a block has impossible lengths ({raw_len}, {packed_len})")
+            packed_total += packed_len
+            raw_total += raw_len
+            if raw_total > MAX_INFLATION * packed_total + MAX_BLOCK:
+                raise self.fail(
+                    f"its blocks decompress to {raw_total} bytes from {packed_total}, more "
+                    f"than {MAX_INFLATION} times as many plus one block: it is not a file bpeds "
+                    "wrote (bpeds.tokenizer.counts.MAX_INFLATION)"
+                )
             raw = self.inflate(self.take(packed_len, "a block"), raw_len)
             n, block_total = self.block(raw, table)
             records += n
@@ -459,9 +485,11 @@ class _Reader:
 
     def header(self, data: bytes) -> tuple[str | None, tuple[str, ...], int, int]:
         try:
-            head = json.loads(data.decode("utf-8"))
+            head = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
         except (UnicodeDecodeError, ValueError) as exc:
             raise self.fail(f"the header is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise self.fail("the header is not valid JSON: it is nested too deeply") from None
         keys = {"pattern", "special_tokens", "pieces", "total"}
         if not isinstance(head, dict) or set(head) != keys:
             raise self.fail(f"the header must be a JSON object with the keys {sorted(keys)}")
