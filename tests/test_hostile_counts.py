@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from bpeds.tokenizer.counts import FORMAT_VERSION, MAGIC, MAX_BLOCK, Counts, CountsFormatError
+from bpeds.tokenizer.counting import count, count_to_file
+from bpeds.tokenizer.counts import (
+    FORMAT_VERSION,
+    MAGIC,
+    MAX_BLOCK,
+    Counts,
+    CountsFormatError,
+    SpillCounter,
+)
+from tests.budget import FULL
 from tests.test_hostile_limits import needs_rlimit, run_capped
 
 
@@ -123,3 +132,155 @@ def test_files_bpeds_writes_are_far_inside_the_inflation_bound(tmp_path: Path) -
     runs = Counts({"a" * n: 1 for n in range(1, 3000)}, pattern=None)  # ~450x, 4.5 MB
     runs.save(tmp_path / "runs.counts")
     assert Counts.load(tmp_path / "runs.counts") == runs
+
+
+# -- resume directories --------------------------------------------------------------------------
+
+TEXTS = ["the cat sat on the mat", "a dog, a cat and a bird", "1 2 3 go!", "the end of it"]
+
+
+def _files(tmp_path: Path) -> list[Path]:
+    out = []
+    for i, text in enumerate(TEXTS):
+        path = tmp_path / f"f{i}.txt"
+        path.write_text(text * 50, encoding="utf-8")
+        out.append(path)
+    return out
+
+
+class _StopError(Exception):
+    pass
+
+
+def _interrupted(files: list[Path], parts: Path, after: int, pattern: str = "gpt4") -> list[Path]:
+    """Count with ``resume_dir=parts``, stopping once ``after`` files are done; the parts
+    written, in the files' order."""
+    seen: list[Path] = []
+
+    def on_file(path: Path, size: int, skipped: bool) -> None:
+        seen.append(path)
+        if len(seen) == after:
+            raise _StopError
+
+    before = set(parts.iterdir())
+    with pytest.raises(_StopError):
+        count_to_file(
+            files, parts.parent / "never.counts", resume_dir=parts, on_file=on_file, pattern=pattern
+        )
+    made = set(parts.iterdir()) - before
+    assert len(made) == after
+    return sorted(made, key=lambda p: p.stat().st_mtime_ns)
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated", "flipped"])
+def test_a_damaged_part_is_counted_again(tmp_path: Path, damage: str) -> None:
+    files = _files(tmp_path)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (part,) = _interrupted(files, parts, 1)
+    data = part.read_bytes()
+    part.write_bytes(
+        {"empty": b"", "truncated": data[: len(data) // 2], "flipped": data[:-40] + b"x" * 40}[
+            damage
+        ]
+    )
+    out = tmp_path / "out.counts"
+    count_to_file(files, out, resume_dir=parts)
+    assert Counts.load(out) == count(files)
+    assert list(parts.iterdir()) == []
+
+
+def test_a_part_made_with_another_pattern_is_counted_again(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (ours,) = _interrupted(files, parts, 1, pattern="gpt4")
+    (theirs,) = _interrupted(files, parts, 1, pattern=r"\S+|\s+")
+    theirs.replace(ours)  # another run's counts under this run's name
+    out = tmp_path / "out.counts"
+    count_to_file(files, out, resume_dir=parts, pattern="gpt4")
+    assert Counts.load(out) == count(files, pattern="gpt4")  # counts and label
+
+
+def test_two_runs_sharing_a_resume_directory_both_finish(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    first, second = tmp_path / "a.counts", tmp_path / "b.counts"
+
+    def on_file(path: Path, size: int, skipped: bool) -> None:
+        if path == files[-1]:  # every part is written: the other run finishes first
+            count_to_file(files, second, resume_dir=parts)
+            assert list(parts.iterdir()) == []
+
+    count_to_file(files, first, resume_dir=parts, on_file=on_file)
+    whole = count(files)
+    assert Counts.load(first) == whole
+    assert Counts.load(second) == whole
+
+
+def _word(i: int) -> str:
+    """A distinct word of letters for each ``i`` (a split pattern keeps it whole)."""
+    out = "w"
+    while i:
+        i, r = divmod(i, 26)
+        out += chr(97 + r)
+    return out
+
+
+def test_resuming_keeps_to_the_memory_budget(tmp_path: Path) -> None:
+    """Each file's part is counted under ``max_memory`` and the parts are added a block at a
+    time: the spill counters spill, never holding a file's table whole."""
+    from bpeds.tokenizer import counting
+
+    big = tmp_path / "big.txt"
+    big.write_text(" ".join(map(_word, range(60_000))), encoding="utf-8")
+    files = [big, *_files(tmp_path)]
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    spills: list[int] = []  # spills of each counter, in the order they were made
+    real = SpillCounter
+
+    class Spying(real):  # type: ignore[misc, valid-type]
+        def __enter__(self) -> Spying:
+            self.at = len(spills)
+            spills.append(0)
+            return self
+
+        def _spill(self) -> None:
+            spills[self.at] += 1
+            super()._spill()
+
+    out = tmp_path / "out.counts"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(counting, "SpillCounter", Spying)
+        count_to_file(files, out, resume_dir=parts, max_memory=1 << 20)
+    assert Counts.load(out) == count(files)
+    # The output's counter, then the big file's part's: both spilled under the budget.
+    assert spills[0] > 1
+    assert spills[1] > 1
+
+
+@needs_rlimit
+@pytest.mark.skipif(not FULL, reason="counts 3 MB of distinct words twice: CI budget")
+def test_count_resume_honours_max_memory_on_the_command_line(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text(" ".join(map(_word, range(400_000))), encoding="utf-8")  # 3 MB
+    peaks = []
+    for resume in ([], ["--resume", str(tmp_path / "parts")]):
+        out = run_capped(
+            f"""
+            import resource, sys
+            from bpeds.cli import main
+            code = main(["count", {str(big)!r}, "-o", {str(tmp_path / "o.counts")!r},
+                         "--force", "--max-memory", "16M", "--workers", "1", "-q", *{resume!r}])
+            print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+            """,
+            memory=2 << 30,
+            timeout=300,
+        )
+        code, peak = out.split()[-2:]
+        assert code == "0", out
+        peaks.append(int(peak))
+    # The table alone takes over 60 MB; under the budget, with or without --resume, far less.
+    assert peaks[1] < peaks[0] + 25, peaks

@@ -74,6 +74,7 @@ __all__ = [
     "Counts",
     "CountsFormatError",
     "SpillCounter",
+    "iter_blocks",
     "sum_counts",
 ]
 
@@ -283,6 +284,29 @@ class Counts:
             return _Reader(f, name).read()
 
 
+def iter_blocks(
+    path: str | os.PathLike[str], split: tuple[str | None, tuple[str, ...]] | None = None
+) -> Iterator[dict[str, int]]:
+    """The counts file at ``path`` block by block: each block's ``{piece: count}`` in order.
+
+    Checked as :meth:`Counts.load` checks (the checksum and the totals once
+    the last block has been given), except that a piece repeated in two
+    blocks is not noticed (that needs every piece in memory). ``split``:
+    the pattern source and special-token texts the file must have been
+    counted with, else :class:`CountsFormatError` before any block. Memory:
+    one block. O(file size).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.counts"
+    >>> _ = Counts({"ab": 2, "c": 1}, pattern=None).save(path)
+    >>> list(iter_blocks(path, (None, ())))
+    [{'ab': 2, 'c': 1}]
+    """
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        yield from _Reader(f, name).blocks(split)
+
+
 def sum_counts(parts: Iterable[Counts]) -> Counts:
     """The counts of the parts' texts one after the other (``parts[0] + parts[1] + ...``).
 
@@ -417,6 +441,10 @@ class _Reader:
         self.f = f
         self.name = name
         self.digest = hashlib.sha256()
+        self.pattern: str | None = None
+        self.special: tuple[str, ...] = ()
+        self.pieces = self.total = 0  # what the header says
+        self.records = self.counted = self.packed_total = self.raw_total = 0  # read so far
 
     def fail(self, what: str) -> CountsFormatError:
         return CountsFormatError(f"{self.name}: {what}")
@@ -428,7 +456,9 @@ class _Reader:
         self.digest.update(data)
         return data
 
-    def read(self) -> Counts:
+    def start(self) -> None:
+        """Read the magic, the version and the header: ``pattern``, ``special``, ``pieces``
+        and ``total`` are set."""
         magic = self.f.read(len(MAGIC))
         if magic != MAGIC:
             raise self.fail("not a bpeds counts file (it does not start with the counts magic)")
@@ -441,31 +471,36 @@ class _Reader:
             )
         if size > MAX_HEADER:
             raise self.fail(f"the header claims {size} bytes (at most {MAX_HEADER})")
-        pattern, special, pieces, total = self.header(self.take(size, "the header"))
-        table: dict[str, int] = {}
-        records = 0
-        counted = 0
-        packed_total = raw_total = 0
-        while True:
-            raw_len, packed_len = struct.unpack("<II", self.take(8, "a block's lengths"))
-            if raw_len == 0 and packed_len == 0:
-                break
-            if not 4 <= raw_len <= MAX_BLOCK or packed_len == 0 or packed_len > MAX_BLOCK + 1024:
-                raise self.fail(f"a block has impossible lengths ({raw_len}, {packed_len})")
-            packed_total += packed_len
-            raw_total += raw_len
-            if raw_total > MAX_INFLATION * packed_total + MAX_BLOCK:
-                raise self.fail(
-                    f"its blocks decompress to {raw_total} bytes from {packed_total}, more "
-                    f"than {MAX_INFLATION} times as many plus one block: it is not a file bpeds "
-                    "wrote (bpeds.tokenizer.counts.MAX_INFLATION)"
-                )
-            raw = self.inflate(self.take(packed_len, "a block"), raw_len)
-            n, block_total = self.block(raw, table)
-            records += n
-            counted += block_total
-            if records > pieces:
-                raise self.fail(f"more pieces than the header's {pieces}")
+        self.pattern, self.special, self.pieces, self.total = self.header(
+            self.take(size, "the header")
+        )
+
+    def next_block(self, table: dict[str, int]) -> bool:
+        """Add the next block's pieces to ``table`` (a piece already there is an error);
+        ``False`` at the end of the blocks."""
+        raw_len, packed_len = struct.unpack("<II", self.take(8, "a block's lengths"))
+        if raw_len == 0 and packed_len == 0:
+            return False
+        if not 4 <= raw_len <= MAX_BLOCK or packed_len == 0 or packed_len > MAX_BLOCK + 1024:
+            raise self.fail(f"a block has impossible lengths ({raw_len}, {packed_len})")
+        self.packed_total += packed_len
+        self.raw_total += raw_len
+        if self.raw_total > MAX_INFLATION * self.packed_total + MAX_BLOCK:
+            raise self.fail(
+                f"its blocks decompress to {self.raw_total} bytes from {self.packed_total}, "
+                f"more than {MAX_INFLATION} times as many plus one block: it is not a file "
+                "bpeds wrote (bpeds.tokenizer.counts.MAX_INFLATION)"
+            )
+        raw = self.inflate(self.take(packed_len, "a block"), raw_len)
+        n, block_total = self.block(raw, table)
+        self.records += n
+        self.counted += block_total
+        if self.records > self.pieces:
+            raise self.fail(f"more pieces than the header's {self.pieces}")
+        return True
+
+    def finish(self) -> None:
+        """Check the checksum, the end of the file and the totals against the header."""
         expected = self.digest.digest()
         trailer = self.f.read(32)
         if len(trailer) != 32:
@@ -474,14 +509,40 @@ class _Reader:
             raise self.fail("checksum mismatch: the file is corrupt")
         if self.f.read(1):
             raise self.fail("unexpected bytes after the checksum")
-        if records != pieces or counted != total:
+        if self.records != self.pieces or self.counted != self.total:
             raise self.fail(
-                f"the header says {pieces} pieces ({total} in all), the blocks hold "
-                f"{records} ({counted} in all)"
+                f"the header says {self.pieces} pieces ({self.total} in all), the blocks hold "
+                f"{self.records} ({self.counted} in all)"
             )
-        if len(table) != records:
-            raise self.fail(f"{records - len(table)} piece(s) appear more than once")
-        return Counts._trusted(table, pattern, special)
+
+    def read(self) -> Counts:
+        """The whole file as :class:`Counts`, every check made."""
+        self.start()
+        table: dict[str, int] = {}
+        while self.next_block(table):
+            pass
+        self.finish()
+        if len(table) != self.records:
+            raise self.fail(f"{self.records - len(table)} piece(s) appear more than once")
+        return Counts._trusted(table, self.pattern, self.special)
+
+    def blocks(self, split: tuple[str | None, tuple[str, ...]] | None) -> Iterator[dict[str, int]]:
+        """Each block as its own table, in order; the checks of :meth:`read` but for pieces
+        repeated across blocks. A header that does not say ``split`` (pattern, special
+        tokens) raises before any block."""
+        self.start()
+        if split is not None and (self.pattern, set(self.special)) != (split[0], set(split[1])):
+            raise self.fail(
+                f"it was counted with the pattern {pattern_label(self.pattern)} and special "
+                f"tokens {list(self.special)!r}, not {pattern_label(split[0])} and "
+                f"{list(split[1])!r}"
+            )
+        while True:
+            table: dict[str, int] = {}
+            if not self.next_block(table):
+                break
+            yield table
+        self.finish()
 
     def header(self, data: bytes) -> tuple[str | None, tuple[str, ...], int, int]:
         try:
