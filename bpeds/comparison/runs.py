@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
 import sys
 import time
 import traceback
@@ -34,6 +35,7 @@ from bpeds.comparison.configs import (
 from bpeds.comparison.metrics import HeldOut, evaluate, read_heldout
 from bpeds.comparison.report import Comparison
 from bpeds.errors import BpedsError
+from bpeds.processes import worker_started
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.counts import Counts
@@ -184,8 +186,10 @@ def run(job: Job, isolated: bool) -> Result:
     return res
 
 
-def _child(job: Job, conn: Any) -> None:
-    """A configuration's own process: run it, send the result back."""
+def _child(job: Job, conn: Any, parent: int) -> None:
+    """A configuration's own process: run it, send the result back. It ends with the
+    process that started it, and leaves Ctrl-C to it."""
+    worker_started(parent)
     conn.send(run(job, True))
     conn.close()
 
@@ -208,7 +212,7 @@ def run_in_processes(jobs: Sequence[Job], workers: int) -> list[Result]:
             while pending and len(running) < workers:
                 i, job = pending.pop(0)
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(job, send), daemon=True)
+                proc = ctx.Process(target=_child, args=(job, send, os.getpid()), daemon=True)
                 proc.start()
                 send.close()
                 running[recv] = (i, proc)

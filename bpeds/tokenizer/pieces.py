@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bpeds.processes import worker_started
 from bpeds.tokenizer.fastsplit import fast_findall, splitter
 from bpeds.tokenizer.io import check_int
 from bpeds.tokenizer.pattern_safety import check_coverage, findall_within
@@ -143,7 +144,8 @@ def batch_results(
 
     With ``workers > 1`` the batches are split and counted in that many processes, at
     most ``2 * workers`` batches in flight; processes are started only when there is a
-    second batch (text of one batch is counted here). A pattern from a file is matched
+    second batch (text of one batch is counted here), and end with this one
+    (:func:`bpeds.processes.worker_started`). A pattern from a file is matched
     with its time limit (:func:`bpeds.tokenizer.pretokenize.match_limits`, as it is here,
     in the workers too). O(text).
     """
@@ -160,7 +162,8 @@ def batch_results(
         return
     assert first is not None
     batches = itertools.chain((first, second), batches)
-    with ProcessPoolExecutor(max_workers=workers) as ex:
+    ex = ProcessPoolExecutor(workers, initializer=worker_started, initargs=(os.getpid(),))
+    try:
         window: deque[Future[Any]] = deque()
         for b in batches:
             window.append(ex.submit(_count_batch, b, pattern, sequence, limits))
@@ -168,6 +171,8 @@ def batch_results(
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
+    finally:  # on an error or Ctrl-C, the batches not started are dropped
+        ex.shutdown(cancel_futures=True)
 
 
 def count_pieces(

@@ -1,0 +1,166 @@
+"""Worker processes end with the process that started them, and Ctrl-C stops a comparison
+with one line and no traceback.
+
+Each test starts bpeds in a child process busy with worker processes, kills that child
+(``SIGKILL`` or ``SIGTERM``) and checks that its workers are gone soon after, instead of
+computing on, orphaned, for as long as their tasks take.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads the process tree from /proc"
+)
+
+# Each keeps its workers busy for minutes (they are killed long before).
+WORKLOADS = {
+    "train": """
+        import bpeds
+        texts = ("w%d " % i * 30000 for i in range(10_000))
+        bpeds.train(texts, 400, workers=2, pattern=r"\\w+|\\W")
+    """,
+    "count": """
+        import bpeds
+        texts = ("w%d " % i * 30000 for i in range(10_000))
+        bpeds.count(texts, workers=2, pattern=r"\\w+|\\W")
+    """,
+    "encode_batch": """
+        import bpeds
+        tok = bpeds.Tokenizer([(119, 49)], pattern=r"\\w+|\\W")
+        tok.encode_batch(["w1 x " * 20000] * 4000, workers=2)
+    """,
+    "compare": """
+        import bpeds
+        big = ["w%d " % (i % 5000) * 50 for i in range(40_000)]
+        bpeds.compare(
+            [{"vocab_size": 5000}, {"vocab_size": 5001}],
+            train=big, heldout=["w1 w2"], workers=2, processes=True, progress=False,
+        )
+    """,
+}
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc."""
+    out: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    tree = _children()
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
+
+
+def _start(code: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _wait_for_workers(proc: subprocess.Popen[bytes], at_least: int) -> list[int]:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+        workers = _descendants(proc.pid)
+        if len(workers) >= at_least:
+            return workers
+        time.sleep(0.1)
+    raise AssertionError("the workers never started")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["KILL", "TERM"])
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_workers_end_with_their_parent(workload: str, sig: signal.Signals) -> None:
+    proc = _start(WORKLOADS[workload])
+    workers = _wait_for_workers(proc, 2)
+    try:
+        time.sleep(0.5)  # the workers are at work
+        workers = _descendants(proc.pid)
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        assert left == [], f"{workload}: workers {left} outlived their parent"
+    finally:
+        for w in workers:
+            with contextlib.suppress(OSError):
+                os.kill(w, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def test_ctrl_c_stops_a_comparison_in_one_line(tmp_path: Path) -> None:
+    train = tmp_path / "train.txt"
+    words = ("".join(chr(97 + int(d)) for d in str(i)) for i in range(300_000))
+    train.write_text(" ".join(words), encoding="utf-8")  # 300,000 distinct words
+    (tmp_path / "held.txt").write_text("w1 w2 w3", encoding="utf-8")
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "bpeds", "compare", "--train", str(train), "--no-plots"),
+            *("--heldout", str(tmp_path / "held.txt"), "-o", str(tmp_path / "out")),
+            *("--config", "vocab_size=30000", "--config", "vocab_size=30001", "--workers", "2"),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a process group, as a terminal's foreground job
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        _wait_for_workers(proc, 2)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text, text
+    assert "KeyboardInterrupt" not in text, text
+    assert text.strip().endswith("interrupted"), text
