@@ -7,7 +7,7 @@ import pytest
 
 import bpeds
 from bpeds.scoring import Dependency, score_function
-from bpeds.scoring.base import DeclarationError
+from bpeds.scoring.base import DeclarationError, Score
 
 # 3,000 distinct words: pairs made by merges (ids >= 256) appear only after the first
 # merges, out of reach of the check of the first pairs before training.
@@ -40,7 +40,7 @@ def nan_undeclared(count: int, left: int, right: int, stats: object) -> float:
     [(nan_for_new_tokens, "its score"), (nan_kernel_later, "its kernel"), (nan_undeclared, "")],
     ids=["score", "kernel", "undeclared"],
 )
-def test_a_nan_priority_anywhere_in_the_run_is_a_clear_error(score: object, where: str) -> None:
+def test_a_nan_priority_anywhere_in_the_run_is_a_clear_error(score: Score, where: str) -> None:
     with pytest.raises(DeclarationError, match=f"{where}.* gave nan for pair") as info:
         bpeds.train(TEXT, 300, score=score, pattern="gpt2")
-    assert score.name in str(info.value)  # type: ignore[attr-defined]
+    assert score.name in str(info.value)
