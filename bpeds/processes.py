@@ -12,17 +12,28 @@ once a second and ends it when the parent is gone. It also leaves Ctrl-C to the
 parent: the terminal sends ``SIGINT`` to every process of the foreground group, and
 workers that each raised ``KeyboardInterrupt`` would print a traceback apiece; the
 parent alone stops, and stops them.
+
+The other way round, workers can end before their work does: killed, out of memory,
+a Dask cluster that loses its workers or closes. :func:`reporting_lost_workers` turns
+what the executor then raises (``BrokenProcessPool``, Dask's ``KilledWorker``, a
+cancelled future) into one :class:`WorkersLostError` that says so.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["worker_started"]
+from bpeds.errors import BpedsError
+
+__all__ = ["WorkersLostError", "reporting_lost_workers", "worker_started"]
 
 #: How often, in seconds, a worker without ``PR_SET_PDEATHSIG`` checks for its parent.
 POLL_SECONDS = 1.0
@@ -61,3 +72,49 @@ def worker_started(parent: int) -> None:
         threading.Thread(target=_watch, args=(parent,), daemon=True).start()
     if os.getppid() != parent:  # the parent ended before the kernel was asked
         os._exit(1)
+
+
+class WorkersLostError(BpedsError, RuntimeError):
+    """The processes or cluster workers doing a job ended before it was done (killed, out
+    of memory, a cluster that lost its workers or was closed): the data is not at fault.
+    The executor's own exception is chained (``__cause__``)."""
+
+
+# Dask's (distributed's) errors for lost workers, known by name: bpeds never imports Dask
+# unless given a Dask object.
+_LOST_BY_NAME = frozenset({"KilledWorker", "CommClosedError"})
+
+
+def _lost(exc: BaseException) -> bool:
+    return isinstance(
+        exc,
+        concurrent.futures.CancelledError
+        | concurrent.futures.BrokenExecutor
+        | asyncio.CancelledError,
+    ) or any(t.__name__ in _LOST_BY_NAME for t in type(exc).__mro__)
+
+
+@contextmanager
+def reporting_lost_workers(what: str) -> Iterator[None]:
+    """Run the block; if the executor it uses lost its workers, raise
+    :class:`WorkersLostError` naming ``what`` (``"the worker processes"``, ``"the Dask
+    cluster"``) instead of the executor's exception. Other exceptions (a task's own
+    error, say) pass unchanged.
+
+    >>> with reporting_lost_workers("the pool"):
+    ...     raise concurrent.futures.BrokenExecutor("a process died")
+    Traceback (most recent call last):
+    ...
+    bpeds.processes.WorkersLostError: the pool stopped before the work was done ...
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if not _lost(exc):
+            raise
+        raise WorkersLostError(
+            f"{what} stopped before the work was done ({type(exc).__name__}: "
+            f"{str(exc)[:200] or 'cancelled'}): workers were killed, ran out of memory or "
+            "the cluster closed; the data is not at fault and nothing was written, so run "
+            "it again"
+        ) from exc

@@ -15,9 +15,15 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.budget import FULL
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -164,3 +170,130 @@ def test_ctrl_c_stops_a_comparison_in_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in text, text
     assert "KeyboardInterrupt" not in text, text
     assert text.strip().endswith("interrupted"), text
+
+
+# -- workers that end before their work -----------------------------------------------------------
+
+
+class KilledWorker(Exception):  # noqa: N818 - Dask's name, which bpeds knows it by
+    """Stands for Dask's error of the same name."""
+
+
+class _FailingExecutor(Executor):
+    """Every task fails as a lost worker makes it fail."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        if self.how == "cancelled":
+            future.cancel()
+        else:
+            future.set_exception(
+                BrokenProcessPool("a process died")
+                if self.how == "broken"
+                else KilledWorker("count_file-1", "tcp://10.0.0.1:4000")
+            )
+        return future
+
+
+@pytest.mark.parametrize("how", ["broken", "cancelled", "killed"])
+def test_lost_workers_are_one_error_that_says_so(tmp_path: Path, how: str) -> None:
+    from bpeds.processes import WorkersLostError
+    from bpeds.tokenizer.counting import count, count_to_file
+
+    path = tmp_path / "t.txt"
+    path.write_text("some text", encoding="utf-8")
+    runs: list[Callable[[], object]] = [
+        lambda: count([path], executor=_FailingExecutor(how)),
+        lambda: count_to_file([path], tmp_path / "c.counts", executor=_FailingExecutor(how)),
+    ]
+    for run in runs:
+        with pytest.raises(WorkersLostError, match="the executor stopped before") as info:
+            run()
+        assert info.value.__cause__ is not None  # the executor's own error, kept
+    assert not (tmp_path / "c.counts").exists()
+
+
+def test_a_task_error_still_passes_unchanged(tmp_path: Path) -> None:
+    import bpeds
+    from bpeds.tokenizer.io import InvalidTextError
+
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"\xff")
+    with ThreadPoolExecutor(1) as ex, pytest.raises(InvalidTextError):
+        bpeds.count([path], executor=ex)
+
+
+def test_a_killed_worker_ends_the_count_command_in_one_line(tmp_path: Path) -> None:
+    text = tmp_path / "t.txt"
+    text.write_text(" ".join(f"w{i}" for i in range(2_000_000)), encoding="utf-8")
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "bpeds", "count", str(text)),
+            *("-o", str(tmp_path / "c.counts"), "--workers", "2", "--pattern", r"\w+|\W", "-q"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        workers = _wait_for_workers(proc, 2)
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text_err = err.decode()
+    assert proc.returncode == 1, text_err
+    assert text_err.count("\n") == 1, text_err
+    assert "stopped before the work was done" in text_err
+    assert not (tmp_path / "c.counts").exists()
+
+
+@pytest.mark.skipif(not FULL, reason="starts its own Dask cluster and kills its worker: CI budget")
+@pytest.mark.parametrize("end", ["kill-worker", "close-cluster"])
+def test_count_on_a_cluster_that_fails_ends_in_one_line(tmp_path: Path, end: str) -> None:
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"f{i}.txt"
+        path.write_text(" ".join(f"w{i}x{j}" for j in range(1_000_000)), encoding="utf-8")
+        paths.append(str(path))
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=50,
+        )
+    try:
+        with distributed.Client(cluster) as client:
+            pids = list(client.run(os.getpid).values())
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "bpeds", "count", *paths),
+                *("-o", str(tmp_path / "c.counts"), "--scheduler", cluster.scheduler_address),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(3)  # the count has started (its client connects, tasks run)
+        assert proc.poll() is None
+        if end == "kill-worker":
+            os.kill(pids[0], signal.SIGKILL)
+        else:
+            cluster.close()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        cluster.close()
+    text = err.decode()
+    assert proc.returncode == 1, text
+    assert "Traceback" not in text, text
+    assert text.count("\n") == 1, text
+    assert not (tmp_path / "c.counts").exists()

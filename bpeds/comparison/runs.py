@@ -12,6 +12,7 @@ result's error and the others still finish.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -36,6 +37,7 @@ from bpeds.comparison.metrics import HeldOut, evaluate, read_heldout
 from bpeds.comparison.report import Comparison
 from bpeds.errors import BpedsError
 from bpeds.processes import worker_started
+from bpeds.scoring import ScoreError
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.counts import Counts
@@ -181,7 +183,9 @@ def run(job: Job, isolated: bool) -> Result:
         raise
     except Exception as exc:
         res.error = f"{type(exc).__name__}: {exc}"
-        if not isinstance(exc, BpedsError | ValueError | TypeError | OSError):
+        if isinstance(exc, ScoreError) or not isinstance(
+            exc, BpedsError | ValueError | TypeError | OSError
+        ):  # a failure of code: its traceback (a score's own, chained, included)
             res.notes.append(traceback.format_exc())
     return res
 
@@ -312,8 +316,8 @@ def compare(
         or undertrained_below < 1
     ):
         raise ValueError(f"undertrained_below must be an int >= 1, got {undertrained_below!r}")
-    if not isinstance(alpha, int | float) or alpha < 0:
-        raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha < math.inf:
+        raise ValueError(f"alpha must be >= 0 and finite, got {alpha!r}")
     groups = [str(k) for k in heldout] if isinstance(heldout, Mapping) else []
     if reference is not None and reference not in groups:
         raise ValueError(

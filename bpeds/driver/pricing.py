@@ -26,9 +26,10 @@ class Pricing:
     ``score_fn`` (with an :class:`~bpeds.scoring.base.Epochs` policy, the epoch
     bound and its kernel). A NaN from the kernel or the score raises
     :class:`~bpeds.scoring.base.DeclarationError` naming the score and the pair
-    (:meth:`~bpeds.driver.checks.check_shortcuts` sees only the first pairs). A dynamic tie rule (``leftmost``) folds in the pair's
-    first position: :meth:`bound` folds a stored lower bound of it (positions only
-    move right, so the fold is an upper bound), :meth:`current` the exact one.
+    (:meth:`~bpeds.driver.checks.check_shortcuts` sees only the first pairs). A
+    dynamic tie rule (``leftmost``) folds in the pair's first position:
+    :meth:`bound` folds a stored lower bound of it (positions only move right, so
+    the fold is an upper bound), :meth:`current` the exact one.
 
     Every method is O(1) per pair plus one score call, except :meth:`current` with
     a dynamic rule, which asks the corpus run for the pair's first position.

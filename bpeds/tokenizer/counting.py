@@ -23,6 +23,7 @@ from concurrent.futures import Executor, as_completed
 from pathlib import Path
 from typing import Any
 
+from bpeds.processes import reporting_lost_workers
 from bpeds.tokenizer import executors, pieces
 from bpeds.tokenizer.counts import Counts, CountsFormatError, SpillCounter, iter_blocks
 from bpeds.tokenizer.files import check_targets
@@ -98,6 +99,12 @@ class _Plan:
                 )
             check_data(data)
         self.data = data
+
+    def who(self) -> str:
+        """What does the work, for messages: the Dask cluster, the executor, or processes."""
+        if self.bag or executors.is_dask_client(self.executor):
+            return "the Dask cluster"
+        return "the executor" if self.executor is not None else "the worker processes"
 
     def empty(self) -> Counts:
         return Counts._trusted({}, self.source, self.specials)
@@ -206,24 +213,26 @@ def count(
     plan = _Plan(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
     )
-    if plan.bag:
-        from bpeds.tokenizer import _dask
+    if not plan.bag:
+        warn_if_path_like_text(data, 2)
+    with reporting_lost_workers(plan.who()):
+        if plan.bag:
+            from bpeds.tokenizer import _dask
 
-        options = (plan.source, plan.specials, plan.errors, plan.block_size)
-        got = _dask.count_bag(
-            data, executors.count_partition, options, executor, executors.TREE_FANIN
-        )
-        return _at_least(got or plan.empty(), plan.min_count)
-    warn_if_path_like_text(data, 2)
-    if executors.is_dask_client(executor) and max_memory is None:
-        from bpeds.tokenizer import _dask
+            options = (plan.source, plan.specials, plan.errors, plan.block_size)
+            got = _dask.count_bag(
+                data, executors.count_partition, options, executor, executors.TREE_FANIN
+            )
+            return _at_least(got or plan.empty(), plan.min_count)
+        if executors.is_dask_client(executor) and max_memory is None:
+            from bpeds.tokenizer import _dask
 
-        todo = executors.tasks(data, plan.source, plan.specials, plan.errors, plan.block_size)
-        got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
-        return _at_least(got or plan.empty(), plan.min_count)
-    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
-        plan.feed(sink)
-        return sink.counts(plan.source, plan.specials, plan.min_count)
+            todo = executors.tasks(data, plan.source, plan.specials, plan.errors, plan.block_size)
+            got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
+            return _at_least(got or plan.empty(), plan.min_count)
+        with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+            plan.feed(sink)
+            return sink.counts(plan.source, plan.specials, plan.min_count)
 
 
 def count_to_file(
@@ -275,7 +284,10 @@ def count_to_file(
         raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
     check_targets([path], overwrite=overwrite)
     warn_if_path_like_text(data, 2)
-    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+    with (
+        reporting_lost_workers(plan.who()),
+        SpillCounter(max_memory or sys.maxsize, spill_dir) as sink,
+    ):
         if resume_dir is None:
             plan.feed(sink)
         else:

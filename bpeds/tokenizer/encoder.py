@@ -41,7 +41,7 @@ from typing import Any, Literal, Protocol
 import regex
 
 from bpeds.errors import BpedsError
-from bpeds.processes import worker_started
+from bpeds.processes import reporting_lost_workers, worker_started
 from bpeds.tokenizer.fastsplit import fast_findall
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.special import special_token_regex
@@ -524,8 +524,9 @@ def encode_batch(
     out: list[list[int]] = []
     ex = ProcessPoolExecutor(n, initializer=_init_worker, initargs=(tokenizer, os.getpid()))
     try:
-        for part in ex.map(_encode_slice, jobs):
-            out += part
+        with reporting_lost_workers("the worker processes"):
+            for part in ex.map(_encode_slice, jobs):
+                out += part
     finally:  # on an error or Ctrl-C, the slices not started are dropped
         ex.shutdown(cancel_futures=True)
     return out

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bpeds.processes import worker_started
+from bpeds.processes import reporting_lost_workers, worker_started
 from bpeds.tokenizer.fastsplit import fast_findall, splitter
 from bpeds.tokenizer.io import check_int
 from bpeds.tokenizer.pattern_safety import check_coverage, findall_within
@@ -163,14 +163,15 @@ def batch_results(
     assert first is not None
     batches = itertools.chain((first, second), batches)
     ex = ProcessPoolExecutor(workers, initializer=worker_started, initargs=(os.getpid(),))
+    window: deque[Future[Any]] = deque()
     try:
-        window: deque[Future[Any]] = deque()
-        for b in batches:
-            window.append(ex.submit(_count_batch, b, pattern, sequence, limits))
-            if len(window) >= 2 * workers:
+        with reporting_lost_workers("the worker processes"):  # one killed, say
+            for b in batches:
+                window.append(ex.submit(_count_batch, b, pattern, sequence, limits))
+                if len(window) >= 2 * workers:
+                    yield window.popleft().result()
+            while window:
                 yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
     finally:  # on an error or Ctrl-C, the batches not started are dropped
         ex.shutdown(cancel_futures=True)
 
