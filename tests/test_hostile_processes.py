@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.budget import FULL
+from tests.budget import FULL, matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,8 +115,12 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], at_least: int) -> list[int]
     raise AssertionError("the workers never started")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["KILL", "TERM"])
-@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize(
+    ("workload", "sig"),
+    matrix(
+        list(WORKLOADS), [signal.SIGKILL, signal.SIGTERM], ids=[list(WORKLOADS), ["KILL", "TERM"]]
+    ),
+)
 def test_workers_end_with_their_parent(workload: str, sig: signal.Signals) -> None:
     proc = _start(WORKLOADS[workload])
     workers = _wait_for_workers(proc, 2)

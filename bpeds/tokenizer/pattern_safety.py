@@ -377,6 +377,7 @@ except TimeoutError:
 """
 
 _PROBED: set[str] = set()
+_REFUSED: dict[str, str] = {}  # source -> why (a child's verdict is remembered either way)
 
 
 def probe_pattern(source: str) -> None:
@@ -389,8 +390,9 @@ def probe_pattern(source: str) -> None:
     sample text of a few hundred characters. If it runs out of memory, of
     recursion or of time, or dies, this raises :class:`PatternLimitError` and
     the pattern is never compiled here; a pattern that does not parse passes
-    (compiling it reports the syntax error). A source that passed is
-    remembered for the life of the process. If no child can be started
+    (compiling it reports the syntax error). The verdict on a source is
+    remembered for the life of the process (a timeout is not: it may have
+    been the machine's load). If no child can be started
     (``OSError``), only :func:`check_pattern`'s limits hold. Complexity: one
     process start (tens of milliseconds) the first time a source is seen,
     O(1) after.
@@ -403,6 +405,8 @@ def probe_pattern(source: str) -> None:
     """
     if source in _PROBED:
         return
+    if source in _REFUSED:
+        raise _limit(_REFUSED[source])
     argv = [sys.executable, "-I", "-c", _PROBE_CHILD, str(PROBE_MEMORY), str(PROBE_SECONDS / 3)]
     try:
         done = subprocess.run(
@@ -421,7 +425,8 @@ def probe_pattern(source: str) -> None:
         _PROBED.add(source)  # no child process here: check_pattern's limits alone hold
         return
     if done.returncode != 0:
-        raise _limit(_PROBE_FAILURES.get(done.returncode, _PROBE_DIED))
+        _REFUSED[source] = _PROBE_FAILURES.get(done.returncode, _PROBE_DIED)
+        raise _limit(_REFUSED[source])
     _PROBED.add(source)
 
 
