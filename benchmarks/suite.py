@@ -572,8 +572,8 @@ TARGETS = (
     Target("wl6-length_weighted", "wl6-scores", "length_weighted", "frequency", "cpu_job",
            "ratio", "<=", 1.2, "wl6 LengthWeighted (a PAIR score, int) <= 1.2x Frequency's job"),
     Target("wl6-user", "wl6-scores", USER_SCORE, "frequency", "cpu_job", "ratio", "<=", 1.5,
-           "wl6 a user's PAIR score (@score_function, declared integer and count_fall_raises="
-           "False) <= 1.5x Frequency's job"),
+           "wl6 a user's PAIR score (@score_function, declared priority=\"int\" and "
+           "count_fall_raises=False) <= 1.5x Frequency's job"),
     Target("wl6-pmi", "wl6-scores", "pmi", "frequency", "cpu_job", "ratio", "<=", 2.0,
            "wl6 PMI (PARTS) <= 2x Frequency's job"),
     Target("wl6-wordpiece", "wl6-scores", "wordpiece", "frequency", "cpu_job", "ratio", "<=", 2.0,

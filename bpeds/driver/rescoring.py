@@ -117,7 +117,8 @@ class Rescoring:
         #: the score's per-step hook (None when it keeps no per-step state)
         self.begin_step = score.begin_step if _defines_begin_step(score) else None
         #: is there bookkeeping before re-scoring (see :meth:`settle`) on every merge?
-        self.settles = drop_dead or plan.dynamic or self.begin_step is not None
+        #: (a dynamic tie's new positions alone are taken without it)
+        self.settles = drop_dead or self.begin_step is not None
 
     def start(self) -> None:
         """Index the first pairs (before the first merge)."""
@@ -139,6 +140,8 @@ class Rescoring:
         for every pair whose score can have risen."""
         if remade or self.settles:
             self.settle(pair, changes, deltas, remade)
+        elif deltas.first_positions:
+            self.pricing.positions.update(deltas.first_positions)
         self.rescore_after(left, right, changes, deltas, priority)
 
     def settle(self, pair: int, changes: Changes, deltas: MergeDeltas, remade: bool) -> None:
@@ -353,12 +356,20 @@ class PushNewPairs(Rescoring):
         priority: Any,
     ) -> None:
         # (the base's two steps in one call: this is every merge of frequency)
+        pricing = self.pricing
         if remade or self.settles:
             self.settle(pair, changes, deltas, remade)
-        if self.plan.counted and not self.plan.dynamic:  # (the bounds are the counts)
+        elif deltas.first_positions:
+            pricing.positions.update(deltas.first_positions)
+        plan = self.plan
+        if not plan.counted or plan.min_count > 1:
+            self.select.extend(pricing.bounds(changes.born))
+        elif not plan.dynamic:  # (the bounds are the counts themselves)
             self.select.extend(changes.born.items())
-        else:
-            self.select.extend(self.pricing.bounds(changes.born))
+        else:  # (the counts, each with its pair's position folded in)
+            self.select.extend(
+                pricing.fold_many(changes.born.items(), pricing.positions, pricing.shift)
+            )
 
     def rescore_after(
         self, left: int, right: int, changes: Changes, deltas: MergeDeltas, priority: Any
@@ -470,8 +481,10 @@ class RescoreInViews(RescoreTouched):
         assert isinstance(select, ViewSelection)
         select.move_to(self.table.totals)
         pairs = list(rising)
+        gone: list[int] = []
         for _ in select.each_view():
-            self.forget(self.rescore(pairs)[0])
+            gone = self.rescore(pairs)[0]  # (the same in every view: counts and rules)
+        self.forget(gone)
 
     def rescore_everything(self, pairs: list[int]) -> None:
         select = self.select

@@ -318,7 +318,7 @@ class ViewSelection(Selection):
     and switching is free. O(views) per rise.
     """
 
-    __slots__ = ("policy", "stats", "structures", "view")
+    __slots__ = ("handles", "policy", "stats", "structures", "view")
 
     def __init__(
         self,
@@ -335,10 +335,12 @@ class ViewSelection(Selection):
         self.stats = stats
         self.view = stats.view = policy.view(pricing.table.totals)
         self.structures: dict[int, BoundHeap | MultisetBounds] = {}
+        #: per view, the attributes :meth:`_use` sets (taken once per structure)
+        self.handles: dict[int, tuple[Any, ...]] = {}
 
     def start(self, items: Iterable[Entry]) -> None:
         self.structures[self.view] = self.build(items)
-        self._use(self.structures[self.view])
+        self.activate(self.view)
 
     def move_to(self, totals: Totals) -> None:
         """Select in the view of ``totals`` from now on (after :meth:`each_view`)."""
@@ -348,10 +350,29 @@ class ViewSelection(Selection):
         """Score in ``view`` and push to its structure (built from every pair's bound
         the first time)."""
         self.stats.view = view
-        structure = self.structures.get(view)
-        if structure is None:
-            structure = self.structures[view] = self.build(self.pricing.all_bounds())
-        self._use(structure)
+        handles = self.handles.get(view)
+        if handles is None:
+            structure = self.structures.get(view)
+            if structure is None:
+                structure = self.structures[view] = self.build(self.pricing.all_bounds())
+            self._use(structure)
+            handles = self.handles[view] = (
+                self.structure,
+                self.bounds,
+                self.discard,
+                self.bound_of,
+                self.extend,
+                self.best,
+            )
+        else:
+            (
+                self.structure,
+                self.bounds,
+                self.discard,
+                self.bound_of,
+                self.extend,
+                self.best,
+            ) = handles
 
     def check(self, pairs: Iterable[int]) -> None:
         """Every built view's structure, each against its view's priorities."""

@@ -63,13 +63,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from bpeds.errors import PreconditionError
-from bpeds.testing.multisets import negated, scrambled
+from bpeds.testing.multisets import _OptionsMachine, _per_subclass, negated, scrambled
 
 __all__ = [
     "BOUND_KINDS",
@@ -244,6 +244,170 @@ def _same(what: str, real: object, model: object) -> None:
         raise AssertionError(f"{what}: implementation gave {real!r}, the model {model!r}")
 
 
+class _BoundHeapMachine(_OptionsMachine):
+    """The machine :func:`bound_heap_machine` returns a subclass of, its arguments bound."""
+
+    factory: Callable[[BoundSetup], Any]
+    kinds: Sequence[BoundKind] = ("int", "float")
+    ranks: bool = True
+    rises: Sequence[Rise] = ("push", "extend")
+    options: st.SearchStrategy[Any] | None = None
+    n_keys: int = N_KEYS
+
+    key_st: ClassVar[st.SearchStrategy[int]]
+    rank_st: ClassVar[st.SearchStrategy[Callable[[int], Any] | None]]
+    option_st: ClassVar[st.SearchStrategy[Any]]
+    batch_rises: ClassVar[list[Rise]]
+
+    @classmethod
+    def _draws(cls) -> None:
+        cls.key_st = st.integers(0, cls.n_keys - 1)
+        cls.rank_st = st.sampled_from([None, negated, scrambled]) if cls.ranks else st.none()
+        cls.option_st = st.none() if cls.options is None else cls.options
+        cls.batch_rises = [r for r in cls.rises if r != "push"] or ["push"]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kind: BoundKind = self.kinds[0]
+        self.domain: list[Any] = []
+        self.model = BoundModel()
+        self.real: Any = None
+
+    @_per_subclass(
+        lambda m: initialize(
+            kind=st.sampled_from(list(m.kinds)), rank=m.rank_st, option=m.option_st, data=st.data()
+        )
+    )
+    def build(
+        self,
+        kind: BoundKind,
+        rank: Callable[[int], Any] | None,
+        option: Any,
+        data: st.DataObject,
+    ) -> None:
+        self.kind = kind
+        self.domain = priority_domain(kind)
+        initial = data.draw(
+            st.dictionaries(self.key_st, bound_priorities(kind), max_size=self.n_keys),
+            label="initial",
+        )
+        self.model = BoundModel(initial.items(), rank=rank)
+        model = self.model
+        self.real = self.factory(
+            BoundSetup(model.current, list(initial.items()), rank, model.items, kind, option)
+        )
+
+    # -- rises: the structure is told -------------------------------------------------------
+
+    @_per_subclass(lambda m: rule(key=m.key_st, how=st.sampled_from(list(m.rises)), data=st.data()))
+    def set_one(self, key: int, how: Rise, data: st.DataObject) -> None:
+        """Set one key's priority and tell the structure (a rise, or a told fall)."""
+        p = data.draw(bound_priorities(self.kind), label="priority")
+        self.model.set(key, p)
+        if how == "push":
+            self.real.push(key, p)
+        else:
+            getattr(self.real, how)([(key, p)])
+
+    @rule(data=st.data())
+    def set_many(self, data: st.DataObject) -> None:
+        """A merge's worth of re-scores, told in one ``extend`` / ``raise_bounds`` call
+        (or a run of ``push`` calls)."""
+        how: Rise = data.draw(st.sampled_from(self.batch_rises), label="how")
+        keys = data.draw(st.lists(self.key_st, max_size=6), label="keys")
+        items: list[tuple[int, Any]] = []
+        for key in keys:
+            now = self.model.current(key)
+            choices: list[Any] = list(self.domain)
+            if now is not None:
+                choices.insert(0, now)  # a re-score that found no change
+            if how == "raise_bounds":
+                choices.append(None)  # a re-score that found the key dead
+            p = data.draw(st.sampled_from(choices), label=f"priority of {key}")
+            self.model.set(key, p)
+            items.append((key, p))
+        if how == "push":
+            for key, p in items:
+                self.real.push(key, p)
+        else:
+            getattr(self.real, how)(items)
+
+    def has_bound_of(self) -> bool:
+        return "raise_bounds" in self.rises and hasattr(self.real, "bound_of")
+
+    @_per_subclass(lambda m: rule(key=m.key_st, data=st.data()))
+    @precondition(has_bound_of)
+    def set_to_bound(self, key: int, data: st.DataObject) -> None:
+        """Set a key (eligible or not: a birth) to at most its reported ``bound_of`` and
+        tell ``raise_bounds``, which by its contract may push nothing: the stored bound
+        must already cover it."""
+        bound = self.real.bound_of(key)
+        if bound is None:
+            return
+        below = [p for p in self.domain if p < bound]
+        p = data.draw(st.sampled_from([bound, *below]), label="priority")
+        self.model.set(key, p)
+        self.real.raise_bounds([(key, p)])
+
+    # -- falls and deaths: the structure is not told ----------------------------------------
+
+    def can_fall(self) -> bool:
+        low = self.domain_min()
+        return any(low < p for p in self.model.truth.values())
+
+    def domain_min(self) -> Any:
+        return min(self.domain) if self.domain else None
+
+    @precondition(can_fall)
+    @rule(data=st.data())
+    def fall(self, data: st.DataObject) -> None:
+        """Lower a key's priority without telling the structure."""
+        low = self.domain_min()
+        keys = sorted(k for k, p in self.model.truth.items() if low < p)
+        key = data.draw(st.sampled_from(keys), label="key")
+        now = self.model.current(key)
+        below = [p for p in self.domain if p < now]
+        self.model.fall(key, data.draw(st.sampled_from(below), label="priority"))
+
+    @precondition(lambda self: len(self.model) > 0)
+    @rule(data=st.data())
+    def kill(self, data: st.DataObject) -> None:
+        """Make a key ineligible; tell the structure only if it has ``discard`` (sometimes)."""
+        key = data.draw(st.sampled_from(self.model.keys()), label="key")
+        self.model.kill(key)
+        discard = getattr(self.real, "discard", None)
+        if discard is not None and data.draw(st.booleans(), label="discard"):
+            discard(key)
+
+    # -- selection --------------------------------------------------------------------------
+
+    @rule()
+    def pop(self) -> None:
+        expected = self.model.best()
+        _same("pop()", self.real.pop(), expected)
+        self.model.pop()
+
+    @rule()
+    def drain(self) -> None:
+        """Pop until nothing is eligible: the whole order, ties included, must match."""
+        while True:
+            expected = self.model.best()
+            _same("pop() while draining", self.real.pop(), expected)
+            if expected is None:
+                return
+            self.model.pop()
+
+    @invariant()
+    def bounds_hold(self) -> None:
+        if self.real is None:
+            return
+        self.real.check(keys=self.model.keys())
+        if hasattr(self.real, "__len__") and len(self.real) < len(self.model):
+            raise AssertionError(
+                f"len() is {len(self.real)} but {len(self.model)} keys are eligible"
+            )
+
+
 def bound_heap_machine(
     factory: Callable[[BoundSetup], Any],
     *,
@@ -272,151 +436,12 @@ def bound_heap_machine(
         raise ValueError(f"rises must be a non-empty subset of {RISES}, got {rises!r}")
     if not 1 <= n_keys <= 13:
         raise ValueError(f"n_keys must be in 1 .. 13, got {n_keys!r}")
-    key_st = st.integers(0, n_keys - 1)
-    rank_st: st.SearchStrategy[Callable[[int], Any] | None] = (
-        st.sampled_from([None, negated, scrambled]) if ranks else st.none()
+    return _BoundHeapMachine._bind(
+        "BoundHeapMachine",
+        factory=factory,
+        kinds=kinds,
+        ranks=ranks,
+        rises=rises,
+        options=options,
+        n_keys=n_keys,
     )
-    option_st = st.none() if options is None else options
-    batch_rises: list[Rise] = [r for r in rises if r != "push"] or ["push"]
-
-    class BoundHeapMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.kind: BoundKind = kinds[0]
-            self.domain: list[Any] = []
-            self.model = BoundModel()
-            self.real: Any = None
-
-        @initialize(
-            kind=st.sampled_from(list(kinds)), rank=rank_st, option=option_st, data=st.data()
-        )
-        def build(
-            self,
-            kind: BoundKind,
-            rank: Callable[[int], Any] | None,
-            option: Any,
-            data: st.DataObject,
-        ) -> None:
-            self.kind = kind
-            self.domain = priority_domain(kind)
-            initial = data.draw(
-                st.dictionaries(key_st, bound_priorities(kind), max_size=n_keys), label="initial"
-            )
-            self.model = BoundModel(initial.items(), rank=rank)
-            model = self.model
-            self.real = factory(
-                BoundSetup(model.current, list(initial.items()), rank, model.items, kind, option)
-            )
-
-        # -- rises: the structure is told ---------------------------------------------------
-
-        @rule(key=key_st, how=st.sampled_from(list(rises)), data=st.data())
-        def set_one(self, key: int, how: Rise, data: st.DataObject) -> None:
-            """Set one key's priority and tell the structure (a rise, or a told fall)."""
-            p = data.draw(bound_priorities(self.kind), label="priority")
-            self.model.set(key, p)
-            if how == "push":
-                self.real.push(key, p)
-            else:
-                getattr(self.real, how)([(key, p)])
-
-        @rule(data=st.data())
-        def set_many(self, data: st.DataObject) -> None:
-            """A merge's worth of re-scores, told in one ``extend`` / ``raise_bounds`` call
-            (or a run of ``push`` calls)."""
-            how: Rise = data.draw(st.sampled_from(batch_rises), label="how")
-            keys = data.draw(st.lists(key_st, max_size=6), label="keys")
-            items: list[tuple[int, Any]] = []
-            for key in keys:
-                now = self.model.current(key)
-                choices: list[Any] = list(self.domain)
-                if now is not None:
-                    choices.insert(0, now)  # a re-score that found no change
-                if how == "raise_bounds":
-                    choices.append(None)  # a re-score that found the key dead
-                p = data.draw(st.sampled_from(choices), label=f"priority of {key}")
-                self.model.set(key, p)
-                items.append((key, p))
-            if how == "push":
-                for key, p in items:
-                    self.real.push(key, p)
-            else:
-                getattr(self.real, how)(items)
-
-        def has_bound_of(self) -> bool:
-            return "raise_bounds" in rises and hasattr(self.real, "bound_of")
-
-        @precondition(has_bound_of)
-        @rule(key=key_st, data=st.data())
-        def set_to_bound(self, key: int, data: st.DataObject) -> None:
-            """Set a key (eligible or not: a birth) to at most its reported ``bound_of`` and
-            tell ``raise_bounds``, which by its contract may push nothing: the stored bound
-            must already cover it."""
-            bound = self.real.bound_of(key)
-            if bound is None:
-                return
-            below = [p for p in self.domain if p < bound]
-            p = data.draw(st.sampled_from([bound, *below]), label="priority")
-            self.model.set(key, p)
-            self.real.raise_bounds([(key, p)])
-
-        # -- falls and deaths: the structure is not told ------------------------------------
-
-        def can_fall(self) -> bool:
-            low = self.domain_min()
-            return any(low < p for p in self.model.truth.values())
-
-        def domain_min(self) -> Any:
-            return min(self.domain) if self.domain else None
-
-        @precondition(can_fall)
-        @rule(data=st.data())
-        def fall(self, data: st.DataObject) -> None:
-            """Lower a key's priority without telling the structure."""
-            low = self.domain_min()
-            keys = sorted(k for k, p in self.model.truth.items() if low < p)
-            key = data.draw(st.sampled_from(keys), label="key")
-            now = self.model.current(key)
-            below = [p for p in self.domain if p < now]
-            self.model.fall(key, data.draw(st.sampled_from(below), label="priority"))
-
-        @precondition(lambda self: len(self.model) > 0)
-        @rule(data=st.data())
-        def kill(self, data: st.DataObject) -> None:
-            """Make a key ineligible; tell the structure only if it has ``discard`` (sometimes)."""
-            key = data.draw(st.sampled_from(self.model.keys()), label="key")
-            self.model.kill(key)
-            discard = getattr(self.real, "discard", None)
-            if discard is not None and data.draw(st.booleans(), label="discard"):
-                discard(key)
-
-        # -- selection ----------------------------------------------------------------------
-
-        @rule()
-        def pop(self) -> None:
-            expected = self.model.best()
-            _same("pop()", self.real.pop(), expected)
-            self.model.pop()
-
-        @rule()
-        def drain(self) -> None:
-            """Pop until nothing is eligible: the whole order, ties included, must match."""
-            while True:
-                expected = self.model.best()
-                _same("pop() while draining", self.real.pop(), expected)
-                if expected is None:
-                    return
-                self.model.pop()
-
-        @invariant()
-        def bounds_hold(self) -> None:
-            if self.real is None:
-                return
-            self.real.check(keys=self.model.keys())
-            if hasattr(self.real, "__len__") and len(self.real) < len(self.model):
-                raise AssertionError(
-                    f"len() is {len(self.real)} but {len(self.model)} keys are eligible"
-                )
-
-    BoundHeapMachine.__name__ = BoundHeapMachine.__qualname__ = "BoundHeapMachine"
-    return BoundHeapMachine

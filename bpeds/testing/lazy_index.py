@@ -38,13 +38,14 @@ Not covered: thread safety, predicates that mutate the index.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from bpeds.errors import PreconditionError
 from bpeds.structures.protocols import CompactionStats
+from bpeds.testing.multisets import _OptionsMachine, _per_subclass
 
 __all__ = [
     "LazyIndexLike",
@@ -227,6 +228,336 @@ def _failing(values: list[int], at: int) -> Iterator[int]:
     raise _BoomError
 
 
+class _LazyIndexMachine(_OptionsMachine):
+    """The machine :func:`lazy_index_machine` returns a subclass of, its arguments bound."""
+
+    factory: Callable[[Predicate], LazyIndexLike]
+    keys: int = 3
+    values: int = 5
+
+    key_st: ClassVar[st.SearchStrategy[int]]
+    value_st: ClassVar[st.SearchStrategy[int]]
+    values_st: ClassVar[st.SearchStrategy[list[int]]]
+
+    @classmethod
+    def _draws(cls) -> None:
+        cls.key_st = st.integers(0, cls.keys - 1)
+        cls.value_st = st.integers(0, cls.values - 1)
+        cls.values_st = st.lists(cls.value_st, max_size=6)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = LazyIndexModel()
+        self.index = self.factory(self.model.is_live)
+        stats = self.index.stats
+        self.base = (stats.entries_scanned, stats.compactions, stats.entries_dropped)
+
+    # ------------------------------------------------------------ helpers
+
+    def _reported(self) -> int:
+        return self.index.stats.compactions - self.base[1]
+
+    def _sync(self, key: int, before: int) -> None:
+        """Replay on the model the compaction the index reported, if any."""
+        delta = self._reported() - before
+        if delta not in (0, 1):
+            raise AssertionError(f"one operation on {key} compacted it {delta} times")
+        if delta:
+            self.model.compact(key)
+
+    def _add(self, key: int, value: int) -> None:
+        before = self._reported()
+        self.index.add(key, value)
+        self.model.add(key, value)
+        self._sync(key, before)
+
+    def _compact(self, key: int) -> None:
+        before = self._reported()
+        present = key in self.model.lists
+        got = _outcome(lambda: self.index.compact(key))
+        expected = _outcome(lambda: self.model.compact(key))
+        _require(got == expected, "compact", key, got, expected)
+        _require(self._reported() - before == int(present), "compact counted", key)
+
+    def _lockstep(
+        self,
+        key: int,
+        unique: bool,
+        *,
+        stop: int | None = None,
+        on_yield: Callable[[int, int], None] | None = None,
+        before_start: Callable[[], None] | None = None,
+    ) -> list[int]:
+        """Read ``key`` from the index and the model in step; return what was read."""
+        before = self._reported()
+        reader = self.model.reader(key, unique)
+        gen = self.index.live(key, unique=unique)
+        if before_start is not None:
+            before_start()
+            before = self._reported()
+        count = 0
+        raised = False
+        while stop is None or count < stop:
+            got = _outcome(lambda: next(gen, _END))
+            expected = _outcome(reader.next)
+            if expected == ("value", None):
+                expected = ("value", _END)
+            _require(got == expected, "read", key, got, expected, reader.snapshot)
+            if got[0] == "raises":
+                raised = True
+                break
+            if got[1] is _END:
+                break
+            value = got[1]
+            if not isinstance(value, int):
+                raise AssertionError(("read yielded a non-int", value))
+            if on_yield is not None:
+                on_yield(count, value)
+                before = self._reported()
+            count += 1
+        if hasattr(gen, "close"):
+            gen.close()
+        self.model.scanned += reader.pos
+        if raised:
+            _require(self._reported() == before, "a read whose predicate raised compacted")
+        else:
+            self._sync(key, before)
+        return reader.yielded
+
+    # -------------------------------------------------------------- rules
+
+    @_per_subclass(
+        lambda m: initialize(
+            contents=st.dictionaries(m.key_st, m.values_st),
+            dead=st.lists(st.tuples(m.key_st, m.value_st), max_size=6),
+        )
+    )
+    def populate(self, contents: dict[int, list[int]], dead: list[tuple[int, int]]) -> None:
+        """Start from a few lists of live values, some of them killed since."""
+        for key, vals in contents.items():
+            self.model.live.update((key, value) for value in vals)
+            before = self._reported()
+            self.index.extend(key, vals)
+            self.model.extend(key, vals)
+            self._sync(key, before)
+        self.model.live.difference_update(dead)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, value=m.value_st, make_live=st.booleans()))
+    def add(self, key: int, value: int, make_live: bool) -> None:
+        """Append one value; ``make_live`` revives it first (as the trainer does),
+        otherwise liveness is untouched (a stale or duplicate entry)."""
+        if make_live:
+            self.model.live.add((key, value))
+        self._add(key, value)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, vals=m.values_st))
+    def revive(self, key: int, vals: list[int]) -> None:
+        """Make each (key, v) live and append them all."""
+        self.model.live.update((key, value) for value in vals)
+        before = self._reported()
+        self.index.extend(key, vals)
+        self.model.extend(key, vals)
+        self._sync(key, before)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, vals=m.values_st, make_live=st.booleans()))
+    def extend(self, key: int, vals: list[int], make_live: bool) -> None:
+        if make_live:
+            self.model.live.update((key, value) for value in vals)
+        before = self._reported()
+        self.index.extend(key, iter(vals))
+        self.model.extend(key, vals)
+        self._sync(key, before)
+
+    @_per_subclass(
+        lambda m: rule(
+            key=m.key_st, vals=m.values_st, at=st.integers(0, 8), unhashable=st.booleans()
+        )
+    )
+    def append_failing(self, key: int, vals: list[int], at: int, unhashable: bool) -> None:
+        """A bulk append that raises half-way, or an unhashable key: nothing changes."""
+        if unhashable:
+            bad: list[int] = [key]
+            got = _outcome(lambda: self.index.add(bad, key))  # type: ignore[arg-type]
+            expected = _outcome(lambda: self.model.lists.get(bad))  # type: ignore[call-overload]
+            _require(got == expected == ("raises", TypeError), "add", got, expected)
+            _require(bad not in self.index, "unhashable key stored")
+            return
+        at = min(at, len(vals))
+        got = _outcome(lambda: self.index.extend(key, _failing(vals, at)))
+        expected = _outcome(lambda: self.model.extend(key, _failing(vals, at)))
+        _require(got == expected == ("raises", _BoomError), "extend", got, expected)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, vals=st.lists(m.value_st, min_size=1, max_size=2)))
+    def kill(self, key: int, vals: list[int]) -> None:
+        """(key, v) goes stale for each v, as when a type loses a pair."""
+        for value in vals:
+            self.model.live.discard((key, value))
+
+    @_per_subclass(lambda m: rule(key=m.key_st, unique=st.booleans()))
+    def read(self, key: int, unique: bool) -> None:
+        self._lockstep(key, unique)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, unique=st.booleans(), stop=st.integers(0, 3)))
+    def read_partially(self, key: int, unique: bool, stop: int) -> None:
+        """Stop after ``stop`` values and close the generator."""
+        self._lockstep(key, unique, stop=stop)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, unique=st.booleans()))
+    def read_processing(self, key: int, unique: bool) -> None:
+        """Kill each entry as it is processed, as the trainer's predicate does."""
+
+        def process(_: int, value: int) -> None:
+            self.model.live.discard((key, value))
+
+        read = self._lockstep(key, unique, on_yield=process)
+        if not unique:
+            _require(len(read) == len(set(read)), "a processed value was yielded again", read)
+
+    def _read_mutating(self, key: int, unique: bool, at: int, mutate: Callable[[], None]) -> None:
+        """Read ``key``, calling ``mutate`` after the ``at``-th value, or if
+        ``at == -1`` after ``live()`` returned but before the first ``next``."""
+
+        def on_yield(count: int, _: int) -> None:
+            if count == at:
+                mutate()
+
+        self._lockstep(key, unique, on_yield=on_yield, before_start=mutate if at == -1 else None)
+
+    @_per_subclass(
+        lambda m: rule(
+            key=m.key_st,
+            unique=st.booleans(),
+            at=st.integers(-1, 2),
+            appends=st.lists(st.integers(0, 2 * m.values - 1), min_size=1, max_size=3),
+            make_live=st.booleans(),
+        )
+    )
+    def read_appending(
+        self, key: int, unique: bool, at: int, appends: list[int], make_live: bool
+    ) -> None:
+        """Append to ``key`` during a read of it: the read does not see the new entries
+        (its snapshot was taken when ``live()`` was called), the key keeps them.
+        Half of the values appended here are fresh (outside ``0..values-1``),
+        so that a read that wrongly visits them yields something new."""
+
+        def mutate() -> None:
+            for value in appends:
+                if make_live:
+                    self.model.live.add((key, value))
+                self._add(key, value)
+
+        self._read_mutating(key, unique, at, mutate)
+
+    @_per_subclass(
+        lambda m: rule(
+            key=m.key_st,
+            unique=st.booleans(),
+            at=st.integers(-1, 2),
+            kills=st.lists(m.value_st, max_size=2),
+            discard=st.booleans(),
+        )
+    )
+    def read_compacting(
+        self, key: int, unique: bool, at: int, kills: list[int], discard: bool
+    ) -> None:
+        """Kill some entries, then compact (or discard) ``key`` during a read of it:
+        the read carries on over its snapshot undisturbed."""
+
+        def mutate() -> None:
+            for value in kills:
+                self.model.live.discard((key, value))
+            if discard:
+                self.index.discard(key)
+                self.model.discard(key)
+            else:
+                self._compact(key)
+
+        self._read_mutating(key, unique, at, mutate)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, value=m.value_st, unique=st.booleans()))
+    def read_poisoned(self, key: int, value: int, unique: bool) -> None:
+        """The predicate raises once on (key, value): the read raises the same, and
+        neither consults the policy nor compacts."""
+        self.model.poison(key, value)
+        try:
+            self._lockstep(key, unique)
+        finally:
+            self.model.cure()
+
+    @_per_subclass(lambda m: rule(key=st.none() | m.key_st))
+    def compact(self, key: int | None) -> None:
+        """Force a compaction of ``key``, or of every key (``compact_all``) if None."""
+        if key is not None:
+            self._compact(key)
+            return
+        before = self._reported()
+        present = len(self.model.lists)
+        got = self.index.compact_all()
+        expected = sum(self.model.compact(key) for key in list(self.model.lists))
+        _require(got == expected, "compact_all", got, expected)
+        _require(self._reported() - before == present, "compact_all counted")
+
+    @_per_subclass(lambda m: rule(key=m.key_st))
+    def discard(self, key: int) -> None:
+        self.index.discard(key)
+        self.model.discard(key)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, vals=m.values_st))
+    def load(self, key: int, vals: list[int]) -> None:
+        """Bulk-load live values into a key; refused (nothing changes) if it has a list."""
+        before = self._reported()
+        present = key in self.model.lists
+        got = _outcome(lambda: self.index.load(key, vals))
+        _require(
+            got == (("raises", PreconditionError) if present else ("value", None)),
+            "load",
+            key,
+            got,
+        )
+        if not present:
+            self.model.live.update((key, value) for value in vals)
+            self.model.extend(key, vals)
+        _require(self._reported() == before, "load counted a compaction", key)
+
+    @_per_subclass(lambda m: rule(key=m.key_st))
+    def take(self, key: int) -> None:
+        """Remove a key and get its whole stored list back."""
+        got = self.index.take(key)
+        expected = self.model.lists.get(key, [])
+        _require(got == expected, "take", key, got, expected)
+        self.model.discard(key)
+
+    # --------------------------------------------------------- invariants
+
+    @invariant()
+    def structure_is_valid(self) -> None:
+        self.index.check()
+
+    @invariant()
+    def contents_match_model(self) -> None:
+        index, model = self.index, self.model
+        for key in range(self.keys):
+            expected = model.lists.get(key, [])
+            _require(index.raw(key) == expected, "raw", key, index.raw(key), expected)
+            _require(index.size(key) == len(expected), "size", key)
+            _require((key in index) == (key in model.lists), "in", key)
+        _require(sorted(index.keys()) == sorted(model.lists), "keys")
+        _require(len(index) == len(model.lists), "len")
+        _require(index.total_entries == sum(map(len, model.lists.values())), "total_entries")
+
+    @invariant()
+    def stats_match_model(self) -> None:
+        stats = self.index.stats
+        got = (
+            stats.entries_scanned - self.base[0],
+            stats.compactions - self.base[1],
+            stats.entries_dropped - self.base[2],
+        )
+        model = self.model
+        expected = (model.scanned, model.compactions, model.dropped)
+        _require(got == expected, "stats (scanned, compactions, dropped)", got, expected)
+
+
 def lazy_index_machine(
     factory: Callable[[Predicate], LazyIndexLike],
     *,
@@ -240,316 +571,4 @@ def lazy_index_machine(
     duplicates, stale entries and compactions are frequent. Run it with
     ``lazy_index_machine(factory).TestCase`` (set ``.settings`` on it).
     """
-    key_st = st.integers(0, keys - 1)
-    value_st = st.integers(0, values - 1)
-    values_st = st.lists(value_st, max_size=6)
-
-    class LazyIndexMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = LazyIndexModel()
-            self.index = factory(self.model.is_live)
-            stats = self.index.stats
-            self.base = (stats.entries_scanned, stats.compactions, stats.entries_dropped)
-
-        # ------------------------------------------------------------ helpers
-
-        def _reported(self) -> int:
-            return self.index.stats.compactions - self.base[1]
-
-        def _sync(self, key: int, before: int) -> None:
-            """Replay on the model the compaction the index reported, if any."""
-            delta = self._reported() - before
-            if delta not in (0, 1):
-                raise AssertionError(f"one operation on {key} compacted it {delta} times")
-            if delta:
-                self.model.compact(key)
-
-        def _add(self, key: int, value: int) -> None:
-            before = self._reported()
-            self.index.add(key, value)
-            self.model.add(key, value)
-            self._sync(key, before)
-
-        def _compact(self, key: int) -> None:
-            before = self._reported()
-            present = key in self.model.lists
-            got = _outcome(lambda: self.index.compact(key))
-            expected = _outcome(lambda: self.model.compact(key))
-            _require(got == expected, "compact", key, got, expected)
-            _require(self._reported() - before == int(present), "compact counted", key)
-
-        def _lockstep(
-            self,
-            key: int,
-            unique: bool,
-            *,
-            stop: int | None = None,
-            on_yield: Callable[[int, int], None] | None = None,
-            before_start: Callable[[], None] | None = None,
-        ) -> list[int]:
-            """Read ``key`` from the index and the model in step; return what was read."""
-            before = self._reported()
-            reader = self.model.reader(key, unique)
-            gen = self.index.live(key, unique=unique)
-            if before_start is not None:
-                before_start()
-                before = self._reported()
-            count = 0
-            raised = False
-            while stop is None or count < stop:
-                got = _outcome(lambda: next(gen, _END))
-                expected = _outcome(reader.next)
-                if expected == ("value", None):
-                    expected = ("value", _END)
-                _require(got == expected, "read", key, got, expected, reader.snapshot)
-                if got[0] == "raises":
-                    raised = True
-                    break
-                if got[1] is _END:
-                    break
-                value = got[1]
-                if not isinstance(value, int):
-                    raise AssertionError(("read yielded a non-int", value))
-                if on_yield is not None:
-                    on_yield(count, value)
-                    before = self._reported()
-                count += 1
-            if hasattr(gen, "close"):
-                gen.close()
-            self.model.scanned += reader.pos
-            if raised:
-                _require(self._reported() == before, "a read whose predicate raised compacted")
-            else:
-                self._sync(key, before)
-            return reader.yielded
-
-        # -------------------------------------------------------------- rules
-
-        @initialize(
-            contents=st.dictionaries(key_st, values_st),
-            dead=st.lists(st.tuples(key_st, value_st), max_size=6),
-        )
-        def populate(self, contents: dict[int, list[int]], dead: list[tuple[int, int]]) -> None:
-            """Start from a few lists of live values, some of them killed since."""
-            for key, vals in contents.items():
-                self.model.live.update((key, value) for value in vals)
-                before = self._reported()
-                self.index.extend(key, vals)
-                self.model.extend(key, vals)
-                self._sync(key, before)
-            self.model.live.difference_update(dead)
-
-        @rule(key=key_st, value=value_st, make_live=st.booleans())
-        def add(self, key: int, value: int, make_live: bool) -> None:
-            """Append one value; ``make_live`` revives it first (as the trainer does),
-            otherwise liveness is untouched (a stale or duplicate entry)."""
-            if make_live:
-                self.model.live.add((key, value))
-            self._add(key, value)
-
-        @rule(key=key_st, vals=values_st)
-        def revive(self, key: int, vals: list[int]) -> None:
-            """Make each (key, v) live and append them all."""
-            self.model.live.update((key, value) for value in vals)
-            before = self._reported()
-            self.index.extend(key, vals)
-            self.model.extend(key, vals)
-            self._sync(key, before)
-
-        @rule(key=key_st, vals=values_st, make_live=st.booleans())
-        def extend(self, key: int, vals: list[int], make_live: bool) -> None:
-            if make_live:
-                self.model.live.update((key, value) for value in vals)
-            before = self._reported()
-            self.index.extend(key, iter(vals))
-            self.model.extend(key, vals)
-            self._sync(key, before)
-
-        @rule(key=key_st, vals=values_st, at=st.integers(0, 8), unhashable=st.booleans())
-        def append_failing(self, key: int, vals: list[int], at: int, unhashable: bool) -> None:
-            """A bulk append that raises half-way, or an unhashable key: nothing changes."""
-            if unhashable:
-                bad: list[int] = [key]
-                got = _outcome(lambda: self.index.add(bad, key))  # type: ignore[arg-type]
-                expected = _outcome(lambda: self.model.lists.get(bad))  # type: ignore[call-overload]
-                _require(got == expected == ("raises", TypeError), "add", got, expected)
-                _require(bad not in self.index, "unhashable key stored")
-                return
-            at = min(at, len(vals))
-            got = _outcome(lambda: self.index.extend(key, _failing(vals, at)))
-            expected = _outcome(lambda: self.model.extend(key, _failing(vals, at)))
-            _require(got == expected == ("raises", _BoomError), "extend", got, expected)
-
-        @rule(key=key_st, vals=st.lists(value_st, min_size=1, max_size=2))
-        def kill(self, key: int, vals: list[int]) -> None:
-            """(key, v) goes stale for each v, as when a type loses a pair."""
-            for value in vals:
-                self.model.live.discard((key, value))
-
-        @rule(key=key_st, unique=st.booleans())
-        def read(self, key: int, unique: bool) -> None:
-            self._lockstep(key, unique)
-
-        @rule(key=key_st, unique=st.booleans(), stop=st.integers(0, 3))
-        def read_partially(self, key: int, unique: bool, stop: int) -> None:
-            """Stop after ``stop`` values and close the generator."""
-            self._lockstep(key, unique, stop=stop)
-
-        @rule(key=key_st, unique=st.booleans())
-        def read_processing(self, key: int, unique: bool) -> None:
-            """Kill each entry as it is processed, as the trainer's predicate does."""
-
-            def process(_: int, value: int) -> None:
-                self.model.live.discard((key, value))
-
-            read = self._lockstep(key, unique, on_yield=process)
-            if not unique:
-                _require(len(read) == len(set(read)), "a processed value was yielded again", read)
-
-        def _read_mutating(
-            self, key: int, unique: bool, at: int, mutate: Callable[[], None]
-        ) -> None:
-            """Read ``key``, calling ``mutate`` after the ``at``-th value, or if
-            ``at == -1`` after ``live()`` returned but before the first ``next``."""
-
-            def on_yield(count: int, _: int) -> None:
-                if count == at:
-                    mutate()
-
-            self._lockstep(
-                key, unique, on_yield=on_yield, before_start=mutate if at == -1 else None
-            )
-
-        @rule(
-            key=key_st,
-            unique=st.booleans(),
-            at=st.integers(-1, 2),
-            appends=st.lists(st.integers(0, 2 * values - 1), min_size=1, max_size=3),
-            make_live=st.booleans(),
-        )
-        def read_appending(
-            self, key: int, unique: bool, at: int, appends: list[int], make_live: bool
-        ) -> None:
-            """Append to ``key`` during a read of it: the read does not see the new entries
-            (its snapshot was taken when ``live()`` was called), the key keeps them.
-            Half of the values appended here are fresh (outside ``0..values-1``),
-            so that a read that wrongly visits them yields something new."""
-
-            def mutate() -> None:
-                for value in appends:
-                    if make_live:
-                        self.model.live.add((key, value))
-                    self._add(key, value)
-
-            self._read_mutating(key, unique, at, mutate)
-
-        @rule(
-            key=key_st,
-            unique=st.booleans(),
-            at=st.integers(-1, 2),
-            kills=st.lists(value_st, max_size=2),
-            discard=st.booleans(),
-        )
-        def read_compacting(
-            self, key: int, unique: bool, at: int, kills: list[int], discard: bool
-        ) -> None:
-            """Kill some entries, then compact (or discard) ``key`` during a read of it:
-            the read carries on over its snapshot undisturbed."""
-
-            def mutate() -> None:
-                for value in kills:
-                    self.model.live.discard((key, value))
-                if discard:
-                    self.index.discard(key)
-                    self.model.discard(key)
-                else:
-                    self._compact(key)
-
-            self._read_mutating(key, unique, at, mutate)
-
-        @rule(key=key_st, value=value_st, unique=st.booleans())
-        def read_poisoned(self, key: int, value: int, unique: bool) -> None:
-            """The predicate raises once on (key, value): the read raises the same, and
-            neither consults the policy nor compacts."""
-            self.model.poison(key, value)
-            try:
-                self._lockstep(key, unique)
-            finally:
-                self.model.cure()
-
-        @rule(key=st.none() | key_st)
-        def compact(self, key: int | None) -> None:
-            """Force a compaction of ``key``, or of every key (``compact_all``) if None."""
-            if key is not None:
-                self._compact(key)
-                return
-            before = self._reported()
-            present = len(self.model.lists)
-            got = self.index.compact_all()
-            expected = sum(self.model.compact(key) for key in list(self.model.lists))
-            _require(got == expected, "compact_all", got, expected)
-            _require(self._reported() - before == present, "compact_all counted")
-
-        @rule(key=key_st)
-        def discard(self, key: int) -> None:
-            self.index.discard(key)
-            self.model.discard(key)
-
-        @rule(key=key_st, vals=values_st)
-        def load(self, key: int, vals: list[int]) -> None:
-            """Bulk-load live values into a key; refused (nothing changes) if it has a list."""
-            before = self._reported()
-            present = key in self.model.lists
-            got = _outcome(lambda: self.index.load(key, vals))
-            _require(
-                got == (("raises", PreconditionError) if present else ("value", None)),
-                "load",
-                key,
-                got,
-            )
-            if not present:
-                self.model.live.update((key, value) for value in vals)
-                self.model.extend(key, vals)
-            _require(self._reported() == before, "load counted a compaction", key)
-
-        @rule(key=key_st)
-        def take(self, key: int) -> None:
-            """Remove a key and get its whole stored list back."""
-            got = self.index.take(key)
-            expected = self.model.lists.get(key, [])
-            _require(got == expected, "take", key, got, expected)
-            self.model.discard(key)
-
-        # --------------------------------------------------------- invariants
-
-        @invariant()
-        def structure_is_valid(self) -> None:
-            self.index.check()
-
-        @invariant()
-        def contents_match_model(self) -> None:
-            index, model = self.index, self.model
-            for key in range(keys):
-                expected = model.lists.get(key, [])
-                _require(index.raw(key) == expected, "raw", key, index.raw(key), expected)
-                _require(index.size(key) == len(expected), "size", key)
-                _require((key in index) == (key in model.lists), "in", key)
-            _require(sorted(index.keys()) == sorted(model.lists), "keys")
-            _require(len(index) == len(model.lists), "len")
-            _require(index.total_entries == sum(map(len, model.lists.values())), "total_entries")
-
-        @invariant()
-        def stats_match_model(self) -> None:
-            stats = self.index.stats
-            got = (
-                stats.entries_scanned - self.base[0],
-                stats.compactions - self.base[1],
-                stats.entries_dropped - self.base[2],
-            )
-            model = self.model
-            expected = (model.scanned, model.compactions, model.dropped)
-            _require(got == expected, "stats (scanned, compactions, dropped)", got, expected)
-
-    LazyIndexMachine.__name__ = LazyIndexMachine.__qualname__ = "LazyIndexMachine"
-    return LazyIndexMachine
+    return _LazyIndexMachine._bind("LazyIndexMachine", factory=factory, keys=keys, values=values)

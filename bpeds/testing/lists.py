@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -57,6 +57,7 @@ from hypothesis.stateful import (
 )
 
 from bpeds.errors import PreconditionError
+from bpeds.testing.multisets import _OptionsMachine, _per_subclass
 
 __all__ = [
     "IndexedListModel",
@@ -350,6 +351,16 @@ def _same_outcome(real: Callable[[], R], model: Callable[[], Any]) -> tuple[R, A
     return real(), expected
 
 
+def _each_raises(calls: Iterable[Callable[[], Any]], error: type[Exception], message: str) -> None:
+    """Fail the test with ``message`` unless each call raises ``error`` (or a subclass)."""
+    for call in calls:
+        try:
+            call()
+        except error:
+            continue
+        raise AssertionError(message)
+
+
 class _Nodes:
     """Maps the real nodes a machine has seen to model ids (by identity)."""
 
@@ -371,7 +382,214 @@ class _Nodes:
         return None if node is None else self.of(node)
 
 
+#: Every node a list machine has seen, dead ones included.
+_NODES = Bundle("nodes")
+
+
+class _ListMachine(_OptionsMachine):
+    """What the IndexedList and Leap machines share: the factory and alphabet they are bound
+    to, the nodes they have seen (and one foreign node), and the rules on one node."""
+
+    factory: Any
+    alphabet: int = ALPHABET
+
+    value_st: ClassVar[st.SearchStrategy[int]]
+
+    model: IndexedListModel | LeapModel
+
+    @classmethod
+    def _draws(cls) -> None:
+        cls.value_st = st.integers(0, cls.alphabet)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.real: Any = None
+        self.seen = _Nodes()
+        self.foreign: Any = None
+
+    def ref(self, node: Any) -> int | None:
+        return self.seen.ref(node)
+
+    @rule(node=_NODES)
+    def delete(self, node: Any) -> None:
+        i = self.seen.of(node)
+        _same_outcome(lambda: self.real.delete(node), lambda: self.model.delete(i))
+
+    @_per_subclass(lambda m: rule(node=_NODES, value=m.value_st))
+    def set_value(self, node: Any, value: int) -> None:
+        i = self.seen.of(node)
+        _same_outcome(
+            lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
+        )
+
+    def _merge_at(self, node: Any, i: int, after: Any, j: int, value: int) -> None:
+        """The merge recipe on both sides: delete ``after`` (model ``j``), the node after
+        ``node`` (model ``i``), then give ``node`` the merged ``value``."""
+        self.real.delete(after)
+        self.real.set_value(node, value)
+        self.model.delete(j)
+        self.model.set_value(i, value)
+
+
 # -- IndexedList ---------------------------------------------------------------------
+
+
+class _IndexedListMachine(_ListMachine):
+    """The machine :func:`indexed_list_machine` returns a subclass of, its arguments bound."""
+
+    pair_st: ClassVar[st.SearchStrategy[tuple[int, int]]]
+
+    model: IndexedListModel
+
+    @classmethod
+    def _draws(cls) -> None:
+        super()._draws()
+        cls.pair_st = token_pairs(cls.alphabet)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = IndexedListModel([])
+
+    # Lists only shrink, so start them long enough to last a run.
+    @_per_subclass(
+        lambda m: initialize(
+            target=_NODES,
+            chunks=token_chunks(m.alphabet, min_chunks=1, max_chunks=4, max_chunk_size=10),
+            single=st.booleans(),
+        )
+    )
+    def build(self, chunks: list[list[int]], single: bool) -> MultipleResults[Any]:
+        if single:
+            flat = [v for chunk in chunks for v in chunk]
+            self.real = self.factory(iter(flat))
+            self.model = IndexedListModel([flat])
+        else:
+            self.real = self.factory.from_chunks(iter(c) for c in chunks)
+            self.model = IndexedListModel(chunks)
+        built = list(self.real)
+        _require([n.val for n in built] == self.model.values())
+        for node in built:
+            self.seen.add(node)
+        other = self.factory([0, 0])
+        self.foreign = next(iter(other))
+        return multiple(*built)
+
+    @rule(node=_NODES)
+    def unhashable_value_rejected(self, node: Any) -> None:
+        """``set_value`` and ``merge_with_next`` (if the structure has it) refuse an
+        unhashable value with ``TypeError`` and change nothing (the invariants compare
+        the list with the model after the step)."""
+        i = self.seen.of(node)
+        if not self.model.alive(i):
+            return
+        calls: list[Callable[[], Any]] = [lambda: self.real.set_value(node, ["x"])]
+        if hasattr(self.real, "merge_with_next") and self.model.successor(i) is not None:
+            calls.append(lambda: self.real.merge_with_next(node, ["x"]))
+        _each_raises(calls, TypeError, "an unhashable value was accepted")
+
+    @_per_subclass(lambda m: rule(value=m.value_st))
+    def foreign_node_rejected(self, value: int) -> None:
+        calls: tuple[Callable[[], Any], ...] = (
+            lambda: self.real.delete(self.foreign),
+            lambda: self.real.set_value(self.foreign, value),
+        )
+        _each_raises(calls, PreconditionError, "an operation on a foreign node did not raise")
+
+    @_per_subclass(lambda m: rule(pair=m.pair_st))
+    def occurrences(self, pair: tuple[int, int]) -> None:
+        found = [self.ref(n) for n in self.real.occurrences(pair)]
+        _require(found == self.model.occurrences(pair), (found, pair))
+
+    @_per_subclass(lambda m: rule(pair=m.pair_st, value=m.value_st))
+    def merge(self, pair: tuple[int, int], value: int) -> None:
+        expected = self.model.copy().merge(pair, value)
+        visited = []
+        for node in self.real.occurrences(pair):
+            i = self.seen.of(node)
+            _require(self.model.matches(i, pair), (i, pair))
+            after = node.next
+            j = self.seen.of(after)
+            _require(j == self.model.successor(i))
+            self._merge_at(node, i, after, j, value)
+            visited.append(i)
+        _require(visited == expected, (visited, expected))
+
+    def edit(self, data: st.DataObject, node: Any) -> None:
+        """One random edit on both sides, after ``occurrences`` yielded ``node``."""
+        kind = data.draw(st.sampled_from(["none", "delete", "set", "merge"]))
+        if kind == "none":
+            return
+        if kind == "merge":  # the merge recipe at the node just yielded, if still possible
+            victim = self.seen.of(node)
+            j = self.model.successor(victim) if self.model.alive(victim) else None
+            if j is None:
+                return
+            _require(node.next is self.seen.nodes[j], f"node {victim}.next is not {j}")
+            self.model.delete(j)
+            self.real.delete(node.next)
+        else:
+            victim = data.draw(st.integers(0, len(self.seen.nodes) - 1))
+        target = self.seen.nodes[victim]
+        if kind == "delete":
+            _same_outcome(lambda: self.real.delete(target), lambda: self.model.delete(victim))
+        else:
+            value = data.draw(self.value_st)
+            _same_outcome(
+                lambda: self.real.set_value(target, value),
+                lambda: self.model.set_value(victim, value),
+            )
+
+    @_per_subclass(lambda m: rule(pair=m.pair_st, data=st.data()))
+    def occurrences_with_edits(self, pair: tuple[int, int], data: st.DataObject) -> None:
+        model = self.model
+        started = model.occurrences(pair)
+
+        def none_matching(low: int, high: int) -> None:
+            # The iterator passed these nodes in the current state: they must not match.
+            for s in started:
+                if low < s < high:
+                    _require(not model.matches(s, pair), f"occurrences skipped node {s}")
+
+        last = -1
+        for node in self.real.occurrences(pair):
+            i = self.seen.of(node)
+            _require(i > last, f"occurrences yielded {i} after {last}")
+            _require(model.matches(i, pair), f"occurrences yielded non-matching {i}")
+            none_matching(last, i)
+            last = i
+            for _ in range(data.draw(st.integers(0, 2))):
+                self.edit(data, node)
+        none_matching(last, len(self.seen.nodes))
+
+    @_per_subclass(lambda m: rule(value=m.value_st))
+    @precondition(lambda self: len(self.model) >= 8)
+    def delete_while_iterating(self, value: int) -> None:
+        for node in self.real:
+            if node.val == value:
+                self.real.delete(node)
+        for i in [n for c in self.model.all_chunks for n in c if self.model.val[n] == value]:
+            self.model.delete(i)
+
+    @rule()
+    def compact(self) -> None:
+        self.real.compact()
+
+    @rule(overlapping=st.booleans())
+    def pair_counts(self, overlapping: bool) -> None:
+        real = self.real.pair_counts(overlapping=overlapping)
+        expected = self.model.pair_counts(overlapping=overlapping)
+        _require(real == expected, f"pair_counts: {real} != model {expected}")
+
+    @invariant()
+    def agrees(self) -> None:
+        if self.real is None:
+            return
+        self.real.check()
+        _require(len(self.real) == len(self.model))
+        _require(self.real.values() == self.model.values())
+        _require(self.real.chunks() == self.model.chunks())
+        live = [self.ref(n) for n in self.real]
+        _require(live == [n for c in self.model.all_chunks for n in c])
 
 
 def indexed_list_machine(factory: Any, *, alphabet: int = ALPHABET) -> type[RuleBasedStateMachine]:
@@ -385,193 +603,217 @@ def indexed_list_machine(factory: Any, *, alphabet: int = ALPHABET) -> type[Rule
     iterator passes it is yielded. A merge driven by ``occurrences`` must
     visit exactly the nodes a left-to-right merge on the model visits.
     """
-    values = st.integers(0, alphabet)
-    pairs = token_pairs(alphabet)
-
-    class IndexedListMachine(RuleBasedStateMachine):
-        nodes = Bundle("nodes")
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.real: Any = None
-            self.model = IndexedListModel([])
-            self.seen = _Nodes()
-            self.foreign: Any = None
-
-        # Lists only shrink, so start them long enough to last a run.
-        @initialize(
-            target=nodes,
-            chunks=token_chunks(alphabet, min_chunks=1, max_chunks=4, max_chunk_size=10),
-            single=st.booleans(),
-        )
-        def build(self, chunks: list[list[int]], single: bool) -> MultipleResults[Any]:
-            if single:
-                flat = [v for chunk in chunks for v in chunk]
-                self.real = factory(iter(flat))
-                self.model = IndexedListModel([flat])
-            else:
-                self.real = factory.from_chunks(iter(c) for c in chunks)
-                self.model = IndexedListModel(chunks)
-            built = list(self.real)
-            _require([n.val for n in built] == self.model.values())
-            for node in built:
-                self.seen.add(node)
-            other = factory([0, 0])
-            self.foreign = next(iter(other))
-            return multiple(*built)
-
-        def ref(self, node: Any) -> int | None:
-            return self.seen.ref(node)
-
-        @rule(node=nodes)
-        def delete(self, node: Any) -> None:
-            i = self.seen.of(node)
-            _same_outcome(lambda: self.real.delete(node), lambda: self.model.delete(i))
-
-        @rule(node=nodes, value=values)
-        def set_value(self, node: Any, value: int) -> None:
-            i = self.seen.of(node)
-            _same_outcome(
-                lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
-            )
-
-        @rule(node=nodes)
-        def unhashable_value_rejected(self, node: Any) -> None:
-            """``set_value`` and ``merge_with_next`` (if the structure has it) refuse an
-            unhashable value with ``TypeError`` and change nothing (the invariants compare
-            the list with the model after the step)."""
-            i = self.seen.of(node)
-            if not self.model.alive(i):
-                return
-            calls: list[Callable[[], Any]] = [lambda: self.real.set_value(node, ["x"])]
-            if hasattr(self.real, "merge_with_next") and self.model.successor(i) is not None:
-                calls.append(lambda: self.real.merge_with_next(node, ["x"]))
-            for call in calls:
-                try:
-                    call()
-                except TypeError:
-                    continue
-                raise AssertionError("an unhashable value was accepted")
-
-        @rule(value=values)
-        def foreign_node_rejected(self, value: int) -> None:
-            calls: tuple[Callable[[], Any], ...] = (
-                lambda: self.real.delete(self.foreign),
-                lambda: self.real.set_value(self.foreign, value),
-            )
-            for call in calls:
-                try:
-                    call()
-                except PreconditionError:
-                    continue
-                raise AssertionError("an operation on a foreign node did not raise")
-
-        @rule(pair=pairs)
-        def occurrences(self, pair: tuple[int, int]) -> None:
-            found = [self.ref(n) for n in self.real.occurrences(pair)]
-            _require(found == self.model.occurrences(pair), (found, pair))
-
-        @rule(pair=pairs, value=values)
-        def merge(self, pair: tuple[int, int], value: int) -> None:
-            expected = self.model.copy().merge(pair, value)
-            visited = []
-            for node in self.real.occurrences(pair):
-                i = self.seen.of(node)
-                _require(self.model.matches(i, pair), (i, pair))
-                after = node.next
-                j = self.seen.of(after)
-                _require(j == self.model.successor(i))
-                self.real.delete(after)
-                self.real.set_value(node, value)
-                self.model.delete(j)
-                self.model.set_value(i, value)
-                visited.append(i)
-            _require(visited == expected, (visited, expected))
-
-        def edit(self, data: st.DataObject, node: Any) -> None:
-            """One random edit on both sides, after ``occurrences`` yielded ``node``."""
-            kind = data.draw(st.sampled_from(["none", "delete", "set", "merge"]))
-            if kind == "none":
-                return
-            if kind == "merge":  # the merge recipe at the node just yielded, if still possible
-                victim = self.seen.of(node)
-                j = self.model.successor(victim) if self.model.alive(victim) else None
-                if j is None:
-                    return
-                _require(node.next is self.seen.nodes[j], f"node {victim}.next is not {j}")
-                self.model.delete(j)
-                self.real.delete(node.next)
-            else:
-                victim = data.draw(st.integers(0, len(self.seen.nodes) - 1))
-            target = self.seen.nodes[victim]
-            if kind == "delete":
-                _same_outcome(lambda: self.real.delete(target), lambda: self.model.delete(victim))
-            else:
-                value = data.draw(values)
-                _same_outcome(
-                    lambda: self.real.set_value(target, value),
-                    lambda: self.model.set_value(victim, value),
-                )
-
-        @rule(pair=pairs, data=st.data())
-        def occurrences_with_edits(self, pair: tuple[int, int], data: st.DataObject) -> None:
-            model = self.model
-            started = model.occurrences(pair)
-
-            def none_matching(low: int, high: int) -> None:
-                # The iterator passed these nodes in the current state: they must not match.
-                for s in started:
-                    if low < s < high:
-                        _require(not model.matches(s, pair), f"occurrences skipped node {s}")
-
-            last = -1
-            for node in self.real.occurrences(pair):
-                i = self.seen.of(node)
-                _require(i > last, f"occurrences yielded {i} after {last}")
-                _require(model.matches(i, pair), f"occurrences yielded non-matching {i}")
-                none_matching(last, i)
-                last = i
-                for _ in range(data.draw(st.integers(0, 2))):
-                    self.edit(data, node)
-            none_matching(last, len(self.seen.nodes))
-
-        @precondition(lambda self: len(self.model) >= 8)
-        @rule(value=values)
-        def delete_while_iterating(self, value: int) -> None:
-            for node in self.real:
-                if node.val == value:
-                    self.real.delete(node)
-            for i in [n for c in self.model.all_chunks for n in c if self.model.val[n] == value]:
-                self.model.delete(i)
-
-        @rule()
-        def compact(self) -> None:
-            self.real.compact()
-
-        @rule(overlapping=st.booleans())
-        def pair_counts(self, overlapping: bool) -> None:
-            real = self.real.pair_counts(overlapping=overlapping)
-            expected = self.model.pair_counts(overlapping=overlapping)
-            _require(real == expected, f"pair_counts: {real} != model {expected}")
-
-        @invariant()
-        def agrees(self) -> None:
-            if self.real is None:
-                return
-            self.real.check()
-            _require(len(self.real) == len(self.model))
-            _require(self.real.values() == self.model.values())
-            _require(self.real.chunks() == self.model.chunks())
-            live = [self.ref(n) for n in self.real]
-            _require(live == [n for c in self.model.all_chunks for n in c])
-
-    IndexedListMachine.__name__ = IndexedListMachine.__qualname__ = (
-        f"IndexedListMachine[{getattr(factory, '__name__', repr(factory))}]"
-    )
-    return IndexedListMachine
+    name = f"IndexedListMachine[{getattr(factory, '__name__', repr(factory))}]"
+    return _IndexedListMachine._bind(name, factory=factory, alphabet=alphabet)
 
 
 # -- Leap ----------------------------------------------------------------------------
+
+
+class _LeapMachine(_ListMachine):
+    """The machine :func:`leap_machine` returns a subclass of, its arguments bound."""
+
+    model: LeapModel
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = LeapModel()
+        self.fresh = 100  # merge results: never in the alphabet
+
+    @_per_subclass(lambda m: initialize(target=_NODES, initial=token_lists(m.alphabet)))
+    def build(self, initial: list[int]) -> MultipleResults[Any]:
+        self.real = self.factory(iter(initial))
+        self.model = LeapModel(initial)
+        built = list(self.real)
+        _require([n.val for n in built] == initial)
+        for node in built:
+            self.seen.add(node)
+        other = self.factory([0])
+        self.foreign = other.head
+        return multiple(*built)
+
+    def same(self, real: Callable[[], Any], model: Callable[[], Any]) -> None:
+        got = _same_outcome(real, model)
+        if got is not None:
+            result, expected = got
+            if isinstance(expected, int) or expected is None:
+                result = self.ref(result)
+            _require(result == expected, (result, expected))
+
+    @_per_subclass(lambda m: rule(target=_NODES, value=m.value_st))
+    def append(self, value: int) -> Any:
+        node = self.real.append(value)
+        _require(self.seen.add(node) == self.model.append(value))
+        return node
+
+    @precondition(lambda self: len(self.model) >= 2)
+    @rule(data=st.data())
+    def set_value_violating_precondition(self, data: st.DataObject) -> None:
+        model = self.model
+        choices = [
+            (i, model.val[j])
+            for i in model.order
+            for j in model.order
+            if j > i and model.val[j] != model.val[i]
+        ]
+        if not choices:
+            return
+        i, value = data.draw(st.sampled_from(choices))
+        before = self.real.values()
+        try:
+            self.real.set_value(self.seen.nodes[i], value)
+        except PreconditionError:
+            pass
+        else:
+            raise AssertionError(f"set_value({i}, {value}) broke the precondition silently")
+        _require(self.real.values() == before)
+
+    @_per_subclass(lambda m: rule(value=m.value_st))
+    def foreign_node_rejected(self, value: int) -> None:
+        node = self.foreign
+        calls: tuple[Callable[[], Any], ...] = (
+            lambda: self.real.delete(node),
+            lambda: self.real.set_value(node, value),
+            lambda: self.real.next(node),
+            lambda: self.real.prev(node),
+            lambda: self.real.leap(node),
+            lambda: self.real.leapback(node),
+        )
+        _each_raises(calls, PreconditionError, "an operation on a foreign node did not raise")
+
+    @rule(node=_NODES)
+    def moves(self, node: Any) -> None:
+        i = self.seen.of(node)
+        real, model = self.real, self.model
+        self.same(lambda: real.next(node), lambda: model.next(i))
+        self.same(lambda: real.prev(node), lambda: model.prev(i))
+        self.same(lambda: real.leap(node), lambda: model.leap(i))
+        self.same(lambda: real.leapback(node), lambda: model.leapback(i))
+
+    @_per_subclass(lambda m: rule(value=m.value_st))
+    def by_value(self, value: int) -> None:
+        real, model = self.real, self.model
+        _require(self.ref(real.first(value)) == model.first(value))
+        _require(self.ref(real.last(value)) == model.last(value))
+        _require(real.count(value) == model.count(value))
+        _require((value in real) == (model.count(value) > 0))
+        _require([self.ref(n) for n in real.nodes(value)] == model.nodes(value))
+
+    @_per_subclass(lambda m: rule(a=m.value_st, b=m.value_st))
+    def merge(self, a: int, b: int) -> None:
+        new = self.fresh
+        self.fresh += 1
+        expected = []
+        shadow = self.model.copy()
+        for i in shadow.nodes(a):
+            after = shadow.next(i) if shadow.alive(i) and shadow.val[i] == a else None
+            if after is not None and shadow.val[after] == b:
+                shadow.delete(after)
+                shadow.set_value(i, new)
+                expected.append(i)
+        visited = []
+        for node in self.real.nodes(a):
+            i = self.seen.of(node)
+            _require(self.model.val[i] == a)
+            after = self.real.next(node)
+            if after is not None and after.val == b:
+                self._merge_at(node, i, after, self.seen.of(after), new)
+                visited.append(i)
+        _require(visited == expected, (visited, expected))
+
+    def edit(
+        self, data: st.DataObject, touched: set[int], here: int, value: int | None = None
+    ) -> None:
+        """One random edit (on both sides); records the nodes it changed.
+
+        ``here`` is the node just yielded: "near" edits hit the first live
+        node from it on (or the first such node holding ``value``), so that
+        a few of them in a row delete or relabel the very nodes an iterator
+        is about to resume from.
+        """
+        kind = data.draw(st.sampled_from(["none", "near", "near", "delete", "set", "append"]))
+        if kind == "append":
+            value = data.draw(self.value_st)
+            self.seen.add(self.real.append(value))
+            self.model.append(value)
+            return
+        if kind == "none":
+            return
+        if kind == "near":
+            model = self.model
+            later = [n for n in model.order if n >= here]
+            near = later[:2] + [n for n in later if n > here and model.val[n] == value][:1]
+            if not near:
+                return
+            victim = data.draw(st.sampled_from(near))
+            kind = data.draw(st.sampled_from(["delete", "set"]))
+        else:
+            victim = data.draw(st.integers(0, len(self.seen.nodes) - 1))
+        target = self.seen.nodes[victim]
+        if kind == "delete":
+            if _same_outcome(lambda: self.real.delete(target), lambda: self.model.delete(victim)):
+                touched.add(victim)
+        else:
+            value = data.draw(self.value_st)
+            if _same_outcome(
+                lambda: self.real.set_value(target, value),
+                lambda: self.model.set_value(victim, value),
+            ):
+                touched.add(victim)
+
+    @_per_subclass(lambda m: rule(value=m.value_st, data=st.data()))
+    def nodes_with_edits(self, value: int, data: st.DataObject) -> None:
+        started = self.model.nodes(value)
+        touched: set[int] = set()
+        yielded: list[int] = []
+        iterator = iter(self.real.nodes(value))
+        resumable = True  # the node just yielded still holds `value`
+        while True:
+            try:
+                node = next(iterator)
+            except StopIteration:
+                break
+            except RuntimeError:
+                # Documented: only when the node just yielded left the chain.
+                _require(not resumable, f"nodes({value}) raised RuntimeError needlessly")
+                return
+            i = self.seen.of(node)
+            _require(self.model.alive(i) and self.model.val[i] == value, i)
+            _require(not yielded or i > yielded[-1], (yielded, i))
+            yielded.append(i)
+            for _ in range(data.draw(st.integers(0, 3))):
+                self.edit(data, touched, i, value)
+            resumable = self.model.alive(i) and self.model.val[i] == value
+        missed = [n for n in started if n not in touched and n not in yielded]
+        _require(not missed, f"nodes({value}) skipped {missed}")
+
+    @rule(data=st.data())
+    def iterate_with_edits(self, data: st.DataObject) -> None:
+        started = list(self.model.order)
+        touched: set[int] = set()
+        yielded: list[int] = []
+        for node in self.real:
+            i = self.seen.of(node)
+            _require(self.model.alive(i), i)
+            _require(not yielded or i > yielded[-1], (yielded, i))
+            yielded.append(i)
+            for _ in range(data.draw(st.integers(0, 2))):
+                self.edit(data, touched, i)
+        deleted = {n for n in touched if not self.model.alive(n)}
+        missed = [n for n in started if n not in deleted and n not in yielded]
+        _require(not missed, f"iter() skipped {missed}")
+
+    @invariant()
+    def agrees(self) -> None:
+        if self.real is None:
+            return
+        real, model = self.real, self.model
+        real.check()
+        _require(len(real) == len(model))
+        _require(real.values() == model.values())
+        _require([self.ref(n) for n in real] == model.order)
+        _require(self.ref(real.head) == model.head())
+        _require(self.ref(real.tail) == model.tail())
 
 
 def leap_machine(factory: Any, *, alphabet: int = ALPHABET) -> type[RuleBasedStateMachine]:
@@ -587,241 +829,5 @@ def leap_machine(factory: Any, *, alphabet: int = ALPHABET) -> type[RuleBasedSta
     ``iter()`` under random edits yields only live nodes, in order, and every
     node never deleted.
     """
-    values = st.integers(0, alphabet)
-
-    class LeapMachine(RuleBasedStateMachine):
-        nodes = Bundle("nodes")
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.real: Any = None
-            self.model = LeapModel()
-            self.seen = _Nodes()
-            self.foreign: Any = None
-            self.fresh = 100  # merge results: never in the alphabet
-
-        @initialize(target=nodes, initial=token_lists(alphabet))
-        def build(self, initial: list[int]) -> MultipleResults[Any]:
-            self.real = factory(iter(initial))
-            self.model = LeapModel(initial)
-            built = list(self.real)
-            _require([n.val for n in built] == initial)
-            for node in built:
-                self.seen.add(node)
-            other = factory([0])
-            self.foreign = other.head
-            return multiple(*built)
-
-        def ref(self, node: Any) -> int | None:
-            return self.seen.ref(node)
-
-        def same(self, real: Callable[[], Any], model: Callable[[], Any]) -> None:
-            got = _same_outcome(real, model)
-            if got is not None:
-                result, expected = got
-                if isinstance(expected, int) or expected is None:
-                    result = self.ref(result)
-                _require(result == expected, (result, expected))
-
-        @rule(target=nodes, value=values)
-        def append(self, value: int) -> Any:
-            node = self.real.append(value)
-            _require(self.seen.add(node) == self.model.append(value))
-            return node
-
-        @rule(node=nodes)
-        def delete(self, node: Any) -> None:
-            i = self.seen.of(node)
-            _same_outcome(lambda: self.real.delete(node), lambda: self.model.delete(i))
-
-        @rule(node=nodes, value=values)
-        def set_value(self, node: Any, value: int) -> None:
-            i = self.seen.of(node)
-            _same_outcome(
-                lambda: self.real.set_value(node, value), lambda: self.model.set_value(i, value)
-            )
-
-        @precondition(lambda self: len(self.model) >= 2)
-        @rule(data=st.data())
-        def set_value_violating_precondition(self, data: st.DataObject) -> None:
-            model = self.model
-            choices = [
-                (i, model.val[j])
-                for i in model.order
-                for j in model.order
-                if j > i and model.val[j] != model.val[i]
-            ]
-            if not choices:
-                return
-            i, value = data.draw(st.sampled_from(choices))
-            before = self.real.values()
-            try:
-                self.real.set_value(self.seen.nodes[i], value)
-            except PreconditionError:
-                pass
-            else:
-                raise AssertionError(f"set_value({i}, {value}) broke the precondition silently")
-            _require(self.real.values() == before)
-
-        @rule(value=values)
-        def foreign_node_rejected(self, value: int) -> None:
-            node = self.foreign
-            calls: tuple[Callable[[], Any], ...] = (
-                lambda: self.real.delete(node),
-                lambda: self.real.set_value(node, value),
-                lambda: self.real.next(node),
-                lambda: self.real.prev(node),
-                lambda: self.real.leap(node),
-                lambda: self.real.leapback(node),
-            )
-            for call in calls:
-                try:
-                    call()
-                except PreconditionError:
-                    continue
-                raise AssertionError("an operation on a foreign node did not raise")
-
-        @rule(node=nodes)
-        def moves(self, node: Any) -> None:
-            i = self.seen.of(node)
-            real, model = self.real, self.model
-            self.same(lambda: real.next(node), lambda: model.next(i))
-            self.same(lambda: real.prev(node), lambda: model.prev(i))
-            self.same(lambda: real.leap(node), lambda: model.leap(i))
-            self.same(lambda: real.leapback(node), lambda: model.leapback(i))
-
-        @rule(value=values)
-        def by_value(self, value: int) -> None:
-            real, model = self.real, self.model
-            _require(self.ref(real.first(value)) == model.first(value))
-            _require(self.ref(real.last(value)) == model.last(value))
-            _require(real.count(value) == model.count(value))
-            _require((value in real) == (model.count(value) > 0))
-            _require([self.ref(n) for n in real.nodes(value)] == model.nodes(value))
-
-        @rule(a=values, b=values)
-        def merge(self, a: int, b: int) -> None:
-            new = self.fresh
-            self.fresh += 1
-            expected = []
-            shadow = self.model.copy()
-            for i in shadow.nodes(a):
-                after = shadow.next(i) if shadow.alive(i) and shadow.val[i] == a else None
-                if after is not None and shadow.val[after] == b:
-                    shadow.delete(after)
-                    shadow.set_value(i, new)
-                    expected.append(i)
-            visited = []
-            for node in self.real.nodes(a):
-                i = self.seen.of(node)
-                _require(self.model.val[i] == a)
-                after = self.real.next(node)
-                if after is not None and after.val == b:
-                    j = self.seen.of(after)
-                    self.real.delete(after)
-                    self.real.set_value(node, new)
-                    self.model.delete(j)
-                    self.model.set_value(i, new)
-                    visited.append(i)
-            _require(visited == expected, (visited, expected))
-
-        def edit(
-            self, data: st.DataObject, touched: set[int], here: int, value: int | None = None
-        ) -> None:
-            """One random edit (on both sides); records the nodes it changed.
-
-            ``here`` is the node just yielded: "near" edits hit the first live
-            node from it on (or the first such node holding ``value``), so that
-            a few of them in a row delete or relabel the very nodes an iterator
-            is about to resume from.
-            """
-            kind = data.draw(st.sampled_from(["none", "near", "near", "delete", "set", "append"]))
-            if kind == "append":
-                value = data.draw(values)
-                self.seen.add(self.real.append(value))
-                self.model.append(value)
-                return
-            if kind == "none":
-                return
-            if kind == "near":
-                model = self.model
-                later = [n for n in model.order if n >= here]
-                near = later[:2] + [n for n in later if n > here and model.val[n] == value][:1]
-                if not near:
-                    return
-                victim = data.draw(st.sampled_from(near))
-                kind = data.draw(st.sampled_from(["delete", "set"]))
-            else:
-                victim = data.draw(st.integers(0, len(self.seen.nodes) - 1))
-            target = self.seen.nodes[victim]
-            if kind == "delete":
-                if _same_outcome(
-                    lambda: self.real.delete(target), lambda: self.model.delete(victim)
-                ):
-                    touched.add(victim)
-            else:
-                value = data.draw(values)
-                if _same_outcome(
-                    lambda: self.real.set_value(target, value),
-                    lambda: self.model.set_value(victim, value),
-                ):
-                    touched.add(victim)
-
-        @rule(value=values, data=st.data())
-        def nodes_with_edits(self, value: int, data: st.DataObject) -> None:
-            started = self.model.nodes(value)
-            touched: set[int] = set()
-            yielded: list[int] = []
-            iterator = iter(self.real.nodes(value))
-            resumable = True  # the node just yielded still holds `value`
-            while True:
-                try:
-                    node = next(iterator)
-                except StopIteration:
-                    break
-                except RuntimeError:
-                    # Documented: only when the node just yielded left the chain.
-                    _require(not resumable, f"nodes({value}) raised RuntimeError needlessly")
-                    return
-                i = self.seen.of(node)
-                _require(self.model.alive(i) and self.model.val[i] == value, i)
-                _require(not yielded or i > yielded[-1], (yielded, i))
-                yielded.append(i)
-                for _ in range(data.draw(st.integers(0, 3))):
-                    self.edit(data, touched, i, value)
-                resumable = self.model.alive(i) and self.model.val[i] == value
-            missed = [n for n in started if n not in touched and n not in yielded]
-            _require(not missed, f"nodes({value}) skipped {missed}")
-
-        @rule(data=st.data())
-        def iterate_with_edits(self, data: st.DataObject) -> None:
-            started = list(self.model.order)
-            touched: set[int] = set()
-            yielded: list[int] = []
-            for node in self.real:
-                i = self.seen.of(node)
-                _require(self.model.alive(i), i)
-                _require(not yielded or i > yielded[-1], (yielded, i))
-                yielded.append(i)
-                for _ in range(data.draw(st.integers(0, 2))):
-                    self.edit(data, touched, i)
-            deleted = {n for n in touched if not self.model.alive(n)}
-            missed = [n for n in started if n not in deleted and n not in yielded]
-            _require(not missed, f"iter() skipped {missed}")
-
-        @invariant()
-        def agrees(self) -> None:
-            if self.real is None:
-                return
-            real, model = self.real, self.model
-            real.check()
-            _require(len(real) == len(model))
-            _require(real.values() == model.values())
-            _require([self.ref(n) for n in real] == model.order)
-            _require(self.ref(real.head) == model.head())
-            _require(self.ref(real.tail) == model.tail())
-
-    LeapMachine.__name__ = LeapMachine.__qualname__ = (
-        f"LeapMachine[{getattr(factory, '__name__', repr(factory))}]"
-    )
-    return LeapMachine
+    name = f"LeapMachine[{getattr(factory, '__name__', repr(factory))}]"
+    return _LeapMachine._bind(name, factory=factory, alphabet=alphabet)

@@ -56,9 +56,10 @@ raise (see the tests of each structure for those).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import cmp_to_key
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
@@ -318,6 +319,233 @@ def _same(what: str, real: object, model: object) -> None:
         raise AssertionError(f"{what}: implementation gave {real!r}, the model {model!r}")
 
 
+# -- machines whose rules draw from their options -----------------------------------------------
+
+_PER_SUBCLASS = "_bpeds_per_subclass"
+_Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def _per_subclass(make: Callable[[Any], _Decorator]) -> _Decorator:
+    """Decorate a method of an :class:`_OptionsMachine` anew in each subclass, with ``make(cls)``.
+
+    ``make`` returns the Hypothesis decorator (``rule(...)``, ``initialize(...)``) built from the
+    subclass's strategies, which its options determine. Put it above any ``@precondition``.
+    """
+
+    def mark(method: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(method, _PER_SUBCLASS, (make, method))
+        return method
+
+    return mark
+
+
+class _OptionsMachine(RuleBasedStateMachine):
+    """A state machine whose options are class attributes, its rules drawing from strategies
+    made of them.
+
+    Each subclass (the machine's own class, with default options, and the one its factory
+    function makes with the arguments bound) builds its strategies once, in :meth:`_draws`,
+    then decorates each method marked :func:`_per_subclass` with them.
+    """
+
+    @classmethod
+    def _draws(cls) -> None:
+        """Set the strategies the rules draw from, as class attributes made of the options."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._draws()
+        for name in dir(cls):
+            marked = getattr(inspect.getattr_static(cls, name), _PER_SUBCLASS, None)
+            if marked is not None:
+                make, method = marked
+                setattr(cls, name, make(cls)(method))
+
+    @classmethod
+    def _bind(cls, name: str, **options: Any) -> type[RuleBasedStateMachine]:
+        """A subclass called ``name``, in ``cls``'s module, with ``options`` as class attributes
+        (callables as static methods, so that ``self.factory(...)`` calls the factory itself)."""
+        namespace = {k: staticmethod(v) if callable(v) else v for k, v in options.items()}
+        return type(name, (cls,), {"__module__": cls.__module__, **namespace})
+
+
+class _MultisetMachine(_OptionsMachine):
+    """The machine :func:`multiset_machine` returns a subclass of, its arguments bound."""
+
+    factory: Callable[[TieKey | None], Any]
+    kinds: Sequence[PriorityKind] = KINDS
+    n_keys: int = N_KEYS
+    order: Order = "max"
+    initial_factory: Callable[[Mapping[int, Any], TieKey | None], Any] | None = None
+
+    key_st: ClassVar[st.SearchStrategy[int]]
+    small_n: ClassVar[st.SearchStrategy[int]]
+    prio_st: ClassVar[dict[PriorityKind, st.SearchStrategy[Any]]]
+    setup_st: ClassVar[st.SearchStrategy[tuple[PriorityKind, dict[int, Any]]]]
+    ways: ClassVar[list[bool]]
+
+    @classmethod
+    def _draws(cls) -> None:
+        n_keys = cls.n_keys
+        key_st = cls.key_st = keys(n_keys)
+        cls.small_n = st.integers(-1, 3)
+        # Strategies are built once and drawn as rule arguments (no ``st.data()``): interactive
+        # draws and fresh strategies per step made shrinking a failure take minutes.
+        prio_st = cls.prio_st = {kind: priorities(kind) for kind in cls.kinds}
+        cls.setup_st = st.sampled_from(list(cls.kinds)).flatmap(
+            lambda kind: st.tuples(
+                st.just(kind), st.dictionaries(key_st, prio_st[kind], max_size=n_keys)
+            )
+        )
+        cls.ways = [False, True] if cls.initial_factory is not None else [False]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kind: PriorityKind = "int"
+        self.real: Any = None
+        self.model: MultisetModel[int, Any] = MultisetModel()
+
+    @_per_subclass(
+        lambda m: initialize(
+            setup=m.setup_st, tie=tie_functions(), from_initial=st.sampled_from(m.ways)
+        )
+    )
+    def build(
+        self,
+        setup: tuple[PriorityKind, dict[int, Any]],
+        tie: TieKey | None,
+        from_initial: bool,
+    ) -> None:
+        kind, initial = setup
+        self.kind = kind
+        self.model = MultisetModel(tie=tie, order=self.order)
+        if from_initial and self.initial_factory is not None:
+            self.real = self.initial_factory(initial, tie)
+            for key, prio in initial.items():
+                self.model.update(key, prio)
+            return
+        self.real = self.factory(tie)
+        for key, prio in initial.items():
+            self.real.update(key, prio)
+            self.model.update(key, prio)
+
+    def _both(self, what: str, method: str, *args: Any) -> Any:
+        real, real_exc = _outcome(getattr(self.real, method), *args)
+        model, model_exc = _outcome(getattr(self.model, method), *args)
+        if type(real_exc) is not type(model_exc):
+            expected = (
+                "did not raise" if model_exc is None else f"raised {type(model_exc).__name__}"
+            )
+            raise AssertionError(
+                f"{what}: implementation {_raised(real_exc)}; the model {expected}"
+            )
+        _same(what, real, model)
+        return real
+
+    def counts(self) -> bool:
+        return self.kind != "tuple"
+
+    @_per_subclass(lambda m: rule(key=m.key_st, n=m.small_n))
+    @precondition(counts)
+    def add(self, key: int, n: int) -> None:
+        self._both(f"add({key}, {n})", "add", key, n)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, n=m.small_n))
+    @precondition(counts)
+    def remove(self, key: int, n: int) -> None:
+        self._both(f"remove({key}, {n})", "remove", key, n)
+
+    @_per_subclass(
+        lambda m: rule(
+            ops=st.lists(st.tuples(st.booleans(), m.key_st, st.integers(0, 2)), max_size=16)
+        )
+    )
+    @precondition(counts)
+    def burst(self, ops: list[tuple[bool, int, int]]) -> None:
+        """A merge-like run of adds and removes with no query in between."""
+        for is_add, key, n in ops:
+            method = "add" if is_add else "remove"
+            self._both(f"burst {method}({key}, {n})", method, key, n)
+
+    def _update(self, key: int, prio: Any) -> None:
+        self._both(f"update({key}, {prio!r})", "update", key, prio)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, prio=m.prio_st.get("int", st.nothing())))
+    @precondition(lambda self: self.kind == "int")
+    def update_int(self, key: int, prio: int) -> None:
+        self._update(key, prio)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, prio=m.prio_st.get("float", st.nothing())))
+    @precondition(lambda self: self.kind == "float")
+    def update_float(self, key: int, prio: float) -> None:
+        self._update(key, prio)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, prio=m.prio_st.get("tuple", st.nothing())))
+    @precondition(lambda self: self.kind == "tuple")
+    def update_tuple(self, key: int, prio: tuple[int, int]) -> None:
+        self._update(key, prio)
+
+    @_per_subclass(lambda m: rule(key=m.key_st, bad=st.sampled_from(REJECTED)))
+    def rejected(self, key: int, bad: tuple[str, Any]) -> None:
+        """An operation the protocol refuses raises and changes nothing."""
+        method, arg = bad
+        try:
+            getattr(self.real, method)(key, arg)
+        except (TypeError, ValueError):
+            pass
+        else:
+            raise AssertionError(f"{method}({key}, {arg!r}) was accepted; it must raise")
+        self.real.check()
+        _same(f"len() after a rejected {method}", len(self.real), len(self.model))
+        _same(
+            f"most_common() after a rejected {method}({key}, {arg!r})",
+            self.real.most_common(),
+            self.model.most_common(),
+        )
+
+    @_per_subclass(lambda m: rule(key=m.key_st))
+    def discard(self, key: int) -> None:
+        self._both(f"discard({key})", "discard", key)
+
+    @_per_subclass(lambda m: rule(key=m.key_st))
+    def count(self, key: int) -> None:
+        self._both(f"count({key})", "count", key)
+
+    @_per_subclass(lambda m: rule(key=m.key_st))
+    def contains(self, key: int) -> None:
+        _same(f"{key} in", key in self.real, key in self.model)
+
+    @rule()
+    def top(self) -> None:
+        self._both("top()", "top")
+
+    @rule()
+    def pop(self) -> None:
+        self._both("pop()", "pop")
+
+    @_per_subclass(lambda m: rule(n=st.none() | st.integers(-1, m.n_keys + 2)))
+    def most_common(self, n: int | None) -> None:
+        self._both(f"most_common({n})", "most_common", n)
+
+    @rule()
+    def contents(self) -> None:
+        _same("len()", len(self.real), len(self.model))
+        _same("items()", dict(self.real.items()), dict(self.model.items()))
+        _same("iter()", sorted(self.real), sorted(self.model))
+
+    @rule()
+    def drain(self) -> None:
+        """Pop everything: the full order, ties included, must match."""
+        while len(self.model):
+            self._both("pop() while draining", "pop")
+        self._both("pop() after draining", "pop")
+
+    @invariant()
+    def invariants_hold(self) -> None:
+        if self.real is not None:
+            self.real.check()
+
+
 def multiset_machine(
     factory: Callable[[TieKey | None], Any],
     *,
@@ -340,156 +568,11 @@ def multiset_machine(
         priorities(kind)  # reject unknown kinds now
     if order not in ("max", "min"):
         raise ValueError(f"order must be 'max' or 'min', got {order!r}")
-    key_st = keys(n_keys)
-    small_n = st.integers(-1, 3)
-    # Strategies are built once and drawn as rule arguments (no ``st.data()``): interactive
-    # draws and fresh strategies per step made shrinking a failure take minutes.
-    prio_st = {kind: priorities(kind) for kind in kinds}
-    setup_st = st.sampled_from(list(kinds)).flatmap(
-        lambda kind: st.tuples(
-            st.just(kind), st.dictionaries(key_st, prio_st[kind], max_size=n_keys)
-        )
+    return _MultisetMachine._bind(
+        "MultisetMachine",
+        factory=factory,
+        kinds=kinds,
+        n_keys=n_keys,
+        order=order,
+        initial_factory=initial_factory,
     )
-    ways = [False, True] if initial_factory is not None else [False]
-
-    class MultisetMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.kind: PriorityKind = "int"
-            self.real: Any = None
-            self.model: MultisetModel[int, Any] = MultisetModel()
-
-        @initialize(setup=setup_st, tie=tie_functions(), from_initial=st.sampled_from(ways))
-        def build(
-            self,
-            setup: tuple[PriorityKind, dict[int, Any]],
-            tie: TieKey | None,
-            from_initial: bool,
-        ) -> None:
-            kind, initial = setup
-            self.kind = kind
-            self.model = MultisetModel(tie=tie, order=order)
-            if from_initial and initial_factory is not None:
-                self.real = initial_factory(initial, tie)
-                for key, prio in initial.items():
-                    self.model.update(key, prio)
-                return
-            self.real = factory(tie)
-            for key, prio in initial.items():
-                self.real.update(key, prio)
-                self.model.update(key, prio)
-
-        def _both(self, what: str, method: str, *args: Any) -> Any:
-            real, real_exc = _outcome(getattr(self.real, method), *args)
-            model, model_exc = _outcome(getattr(self.model, method), *args)
-            if type(real_exc) is not type(model_exc):
-                expected = (
-                    "did not raise" if model_exc is None else f"raised {type(model_exc).__name__}"
-                )
-                raise AssertionError(
-                    f"{what}: implementation {_raised(real_exc)}; the model {expected}"
-                )
-            _same(what, real, model)
-            return real
-
-        def counts(self) -> bool:
-            return self.kind != "tuple"
-
-        @precondition(counts)
-        @rule(key=key_st, n=small_n)
-        def add(self, key: int, n: int) -> None:
-            self._both(f"add({key}, {n})", "add", key, n)
-
-        @precondition(counts)
-        @rule(key=key_st, n=small_n)
-        def remove(self, key: int, n: int) -> None:
-            self._both(f"remove({key}, {n})", "remove", key, n)
-
-        @precondition(counts)
-        @rule(ops=st.lists(st.tuples(st.booleans(), key_st, st.integers(0, 2)), max_size=16))
-        def burst(self, ops: list[tuple[bool, int, int]]) -> None:
-            """A merge-like run of adds and removes with no query in between."""
-            for is_add, key, n in ops:
-                method = "add" if is_add else "remove"
-                self._both(f"burst {method}({key}, {n})", method, key, n)
-
-        def _update(self, key: int, prio: Any) -> None:
-            self._both(f"update({key}, {prio!r})", "update", key, prio)
-
-        @precondition(lambda self: self.kind == "int")
-        @rule(key=key_st, prio=prio_st.get("int", st.nothing()))
-        def update_int(self, key: int, prio: int) -> None:
-            self._update(key, prio)
-
-        @precondition(lambda self: self.kind == "float")
-        @rule(key=key_st, prio=prio_st.get("float", st.nothing()))
-        def update_float(self, key: int, prio: float) -> None:
-            self._update(key, prio)
-
-        @precondition(lambda self: self.kind == "tuple")
-        @rule(key=key_st, prio=prio_st.get("tuple", st.nothing()))
-        def update_tuple(self, key: int, prio: tuple[int, int]) -> None:
-            self._update(key, prio)
-
-        @rule(key=key_st, bad=st.sampled_from(REJECTED))
-        def rejected(self, key: int, bad: tuple[str, Any]) -> None:
-            """An operation the protocol refuses raises and changes nothing."""
-            method, arg = bad
-            try:
-                getattr(self.real, method)(key, arg)
-            except (TypeError, ValueError):
-                pass
-            else:
-                raise AssertionError(f"{method}({key}, {arg!r}) was accepted; it must raise")
-            self.real.check()
-            _same(f"len() after a rejected {method}", len(self.real), len(self.model))
-            _same(
-                f"most_common() after a rejected {method}({key}, {arg!r})",
-                self.real.most_common(),
-                self.model.most_common(),
-            )
-
-        @rule(key=key_st)
-        def discard(self, key: int) -> None:
-            self._both(f"discard({key})", "discard", key)
-
-        @rule(key=key_st)
-        def count(self, key: int) -> None:
-            self._both(f"count({key})", "count", key)
-
-        @rule(key=key_st)
-        def contains(self, key: int) -> None:
-            _same(f"{key} in", key in self.real, key in self.model)
-
-        @rule()
-        def top(self) -> None:
-            self._both("top()", "top")
-
-        @rule()
-        def pop(self) -> None:
-            self._both("pop()", "pop")
-
-        @rule(n=st.none() | st.integers(-1, n_keys + 2))
-        def most_common(self, n: int | None) -> None:
-            self._both(f"most_common({n})", "most_common", n)
-
-        @rule()
-        def contents(self) -> None:
-            _same("len()", len(self.real), len(self.model))
-            _same("items()", dict(self.real.items()), dict(self.model.items()))
-            _same("iter()", sorted(self.real), sorted(self.model))
-
-        @rule()
-        def drain(self) -> None:
-            """Pop everything: the full order, ties included, must match."""
-            while len(self.model):
-                self._both("pop() while draining", "pop")
-            self._both("pop() after draining", "pop")
-
-        @invariant()
-        def invariants_hold(self) -> None:
-            if self.real is not None:
-                self.real.check()
-
-    MultisetMachine.__name__ = MultisetMachine.__qualname__ = "MultisetMachine"
-    return MultisetMachine
