@@ -66,7 +66,7 @@ def header(**fields: object) -> str:
     ("text", "message"),
     [
         (header()[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
-        ('{"pattern": null, ' + header()[1:], "given twice"),
+        ('{"pattern": null, ' + header()[1:], "appears twice"),
         (header(special_tokens="<s>"), "list of non-empty strings"),
         (header(special_tokens=["\ud800"]), "lone surrogate"),
         (header(special_tokens=["<a|", "|b>"]), "overlap"),

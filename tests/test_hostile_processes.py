@@ -115,6 +115,18 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], at_least: int) -> list[int]
     raise AssertionError("the workers never started")
 
 
+def _once_at_work(proc: subprocess.Popen[bytes], act: Callable[[list[int]], None]) -> str:
+    """``act(workers)`` once ``proc`` has two workers; its stderr once it has ended (its
+    process group is killed if it has not ended within two minutes)."""
+    try:
+        act(_wait_for_workers(proc, 2))
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return err.decode()
+
+
 @pytest.mark.parametrize(
     ("workload", "sig"),
     matrix(
@@ -161,15 +173,12 @@ def test_ctrl_c_stops_a_comparison_in_one_line(tmp_path: Path) -> None:
         start_new_session=True,  # a process group, as a terminal's foreground job
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    try:
-        _wait_for_workers(proc, 2)
+
+    def ctrl_c(workers: list[int]) -> None:
         time.sleep(0.5)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole group
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    text = err.decode()
+
+    text = _once_at_work(proc, ctrl_c)
     assert proc.returncode == 130, text
     assert "Traceback" not in text, text
     assert "KeyboardInterrupt" not in text, text
@@ -243,14 +252,7 @@ def test_a_killed_worker_ends_the_count_command_in_one_line(tmp_path: Path) -> N
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    try:
-        workers = _wait_for_workers(proc, 2)
-        os.kill(workers[0], signal.SIGKILL)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    text_err = err.decode()
+    text_err = _once_at_work(proc, lambda workers: os.kill(workers[0], signal.SIGKILL))
     assert proc.returncode == 1, text_err
     assert text_err.count("\n") == 1, text_err
     assert "stopped before the work was done" in text_err

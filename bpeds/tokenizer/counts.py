@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bpeds.errors import BpedsError
+from bpeds.tokenizer._model_json import _no_duplicates
 from bpeds.tokenizer.files import check_targets, write_stream
 from bpeds.tokenizer.pretokenize import mark_from_file, pattern_label, resolve_pattern
 from bpeds.tokenizer.special import check_special_texts
@@ -368,16 +369,6 @@ def _check_specials(special_tokens: Iterable[str]) -> tuple[str, ...]:
     return tuple(check_special_texts(special_tokens))
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's pairs as a dict; a key given twice raises ``ValueError``."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key[:40]!r} is given twice")
-        out[key] = value
-    return out
-
-
 # -- writing ---------------------------------------------------------------------------------
 
 
@@ -546,7 +537,7 @@ class _Reader:
 
     def header(self, data: bytes) -> tuple[str | None, tuple[str, ...], int, int]:
         try:
-            head = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
+            head = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
         except (UnicodeDecodeError, ValueError) as exc:
             raise self.fail(f"the header is not valid JSON: {exc}") from None
         except RecursionError:
