@@ -346,10 +346,14 @@ def check_pattern(source: str) -> None:
 # The child of probe_pattern: it reads the pattern on stdin, limits its own address space to
 # what it has plus PROBE_MEMORY, compiles the pattern and matches it against a sample text.
 # Exit 0: fine (or a syntax error, which compiling here reports); 3: out of memory; 4: too
-# deep; 5: matching the sample took too long.
+# deep; 5: matching the sample took too long; 6: no regex module to try it with.
 _PROBE_CHILD = r"""
 import sys
-import regex
+sys.path.insert(0, sys.argv[3])  # where this process found regex (-I ignores PYTHONPATH)
+try:
+    import regex
+except ImportError:
+    sys.exit(6)
 try:
     import resource
     with open("/proc/self/statm") as f:
@@ -392,8 +396,8 @@ def probe_pattern(source: str) -> None:
     the pattern is never compiled here; a pattern that does not parse passes
     (compiling it reports the syntax error). The verdict on a source is
     remembered for the life of the process (a timeout is not: it may have
-    been the machine's load). If no child can be started
-    (``OSError``), only :func:`check_pattern`'s limits hold. Complexity: one
+    been the machine's load). If no child can be started (``OSError``) or
+    it cannot import ``regex``, only :func:`check_pattern`'s limits hold. Complexity: one
     process start (tens of milliseconds) the first time a source is seen,
     O(1) after.
 
@@ -407,7 +411,9 @@ def probe_pattern(source: str) -> None:
         return
     if source in _REFUSED:
         raise _limit(_REFUSED[source])
+    where = os.path.dirname(os.path.dirname(os.path.abspath(regex.__file__)))
     argv = [sys.executable, "-I", "-c", _PROBE_CHILD, str(PROBE_MEMORY), str(PROBE_SECONDS / 3)]
+    argv.append(where)
     try:
         done = subprocess.run(
             argv,
@@ -421,21 +427,21 @@ def probe_pattern(source: str) -> None:
         raise _limit(
             f"compiling it and matching a short sample took more than {PROBE_SECONDS:g} s"
         ) from None
-    except OSError:
-        _PROBED.add(source)  # no child process here: check_pattern's limits alone hold
+    except OSError:  # no child process here: check_pattern's limits alone hold
+        done = subprocess.CompletedProcess(argv, _CANNOT_TRY)
+    if done.returncode in (0, _CANNOT_TRY):
+        _PROBED.add(source)
         return
-    if done.returncode != 0:
-        _REFUSED[source] = _PROBE_FAILURES.get(done.returncode, _PROBE_DIED)
-        raise _limit(_REFUSED[source])
-    _PROBED.add(source)
+    _REFUSED[source] = {
+        3: f"compiling it needs more than {PROBE_MEMORY >> 20} MiB of memory",
+        4: "compiling it nests too deep",
+        5: "matching it against a short sample text takes too long (it backtracks "
+        "catastrophically)",
+    }.get(done.returncode, f"compiling it failed in the process that tried it ({done.returncode})")
+    raise _limit(_REFUSED[source])
 
 
-_PROBE_FAILURES = {
-    3: f"compiling it needs more than {PROBE_MEMORY >> 20} MiB of memory",
-    4: "compiling it nests too deep",
-    5: "matching it against a short sample text takes too long (it backtracks catastrophically)",
-}
-_PROBE_DIED = "compiling it crashed the process that tried it"
+_CANNOT_TRY = 6  # the child's exit status when it cannot import regex
 
 
 def findall_within(
