@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from bpeds.tokenizer.formats import FormatError
     from bpeds.tokenizer.io import InvalidTextError
     from bpeds.tokenizer.persist import ModelFormatError
+    from bpeds.tokenizer.pruning import prune, token_use
     from bpeds.tokenizer.training import train
 
 __version__ = "0.1.0"
@@ -52,6 +53,8 @@ _LAZY = {
     "Tokenizer": "bpeds.tokenizer.core",
     "TokenizerError": "bpeds.errors",
     "UnknownTokenError": "bpeds.tokenizer.encoder",
+    "prune": "bpeds.tokenizer.pruning",
+    "token_use": "bpeds.tokenizer.pruning",
     "train": "bpeds.tokenizer.training",
     "train_merges": "bpeds.driver",
 }
@@ -76,6 +79,8 @@ __all__ = [
     "__version__",
     "compare",
     "count",
+    "prune",
+    "token_use",
     "train",
     "train_merges",
 ]

@@ -33,26 +33,36 @@ support splitting, which type mode does) and the driver keeps only that.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import Any, ClassVar, Literal, Protocol
 
+import regex
+
 from bpeds.vocab import Vocab
 
 __all__ = [
+    "BoundlessBPE",
+    "CharSafe",
     "Event",
     "Loop",
     "Picky",
     "Scaffold",
+    "Split",
     "SuperBPE",
+    "Supermerges",
     "Variant",
     "get_variant",
     "make_token",
+    "partial_character",
+    "utf8_byte_kind",
     "variant_names",
 ]
 
 EventKind = Literal["merge", "remove", "mark", "unmark"]
+#: What a removed token is split into: its present parts, or its bytes.
+Split = Literal["parts", "bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +117,10 @@ class Loop(Protocol):
         """How many occurrences the last merge made (``needs_unigrams``)."""
         ...
 
-    def remove(self, token: int) -> tuple[int, ...]:
-        """Split ``token`` into its present parts everywhere; return the parts."""
+    def remove(self, token: int, into: Split = "parts") -> tuple[int, ...]:
+        """Split ``token`` everywhere into its present parts (``into="parts"``: its
+        parents, each removed one expanded further) or into its bytes
+        (``into="bytes"``); return the parts."""
         ...
 
     def mark(self, token: int) -> None:
@@ -138,6 +150,9 @@ class Variant:
     ``switches``: training switches pre-tokenization half-way (the variant
     provides ``stage1_size(first, vocab_size)`` and ``stage2_pattern``; the run
     before the switch has no variant, the run after it has this one).
+    ``supermerges``: after this run (the word-level pass), a second run merges
+    whole adjacent pre-tokens (BoundlessBPE: the variant provides
+    ``superword(piece)`` and ``second_pass(counts, sizes)``).
     """
 
     name: ClassVar[str] = "custom"
@@ -146,6 +161,7 @@ class Variant:
     same_bytes_same_token: ClassVar[bool] = False
     filters: ClassVar[bool] = False
     switches: ClassVar[bool] = False
+    supermerges: bool = False
 
     def begin(self, loop: Loop) -> None:
         """Called once before the first selection (reset per-run state here).
@@ -395,7 +411,241 @@ class SuperBPE(Variant):
             self._ends.append(not raw[-1:].isspace())
 
 
-_VARIANTS: dict[str, type[Variant]] = {"picky": Picky, "scaffold": Scaffold, "superbpe": SuperBPE}
+class BoundlessBPE(Variant):
+    """BoundlessBPE (Schmidt et al., 2025, arXiv 2504.00178), as the authors' trainer
+    (GitHub ``kensho-technologies/fastboundlessbpe``, ``python/boundlessbpe/train.py``)
+    runs it: a word-level pass, then *supermerges* of whole adjacent pre-tokens that
+    compete with the word-level merges.
+
+    This object's own hooks are the **word-level pass** (the authors' ``BpeTrainer``):
+    ordinary BPE in which, after merging ``(a, b)``, each of ``a`` then ``b`` that is
+    not a byte is removed, split into its **bytes**, when its Intersection-over-Self
+    ``c(ab) / c(x)`` (counts before the merge; ``c(ab)`` the occurrences the merge
+    made) is at least ``tau`` (``None``: never; the authors' ``tau > 1``). A merge that
+    makes the bytes of an earlier token makes that token again (one token per
+    string). With ``supermerges`` (the default) training then runs the **second
+    pass** (:meth:`second_pass`): every maximal run of two or more adjacent
+    pre-tokens that the word-level tokenizer encodes as one token each and that
+    ``superword`` finds (a ``regex`` searched in the piece; default: it holds a
+    letter) is a sequence of whole-word tokens, and a supermerge of two of them
+    competes with the word-level pass's merges in their order: it wins when it occurs
+    more often than the next word-level merge did when that was made (ties go to the
+    word-level merge). The word-level merges that lost to none are dropped, so the
+    vocabulary keeps the word-level pass's size.
+
+    To train exactly as the authors' code: ``pattern="gpt4o"`` (their default
+    pre-tokenizer's), ``tie="lexicographic"`` and ``counting="non_overlapping"``;
+    their vocabulary sizes count 243 byte tokens (the bytes valid in UTF-8), so their
+    size V is bpeds' V + 13.
+
+    >>> BoundlessBPE(0.9).describe()
+    {'name': 'boundless', 'tau': 0.9, 'supermerges': True, 'superword': '\\\\p{L}'}
+    """
+
+    name = "boundless"
+    needs_unigrams = True
+    removes = True
+    same_bytes_same_token = True
+
+    def __init__(
+        self, tau: float | None = 0.9, supermerges: bool = True, superword: str = r"\p{L}"
+    ) -> None:
+        if tau is not None and (
+            isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 < tau <= 1
+        ):
+            raise ValueError(f"BoundlessBPE tau must be a number in (0, 1] or None, got {tau!r}")
+        if not isinstance(supermerges, bool):
+            raise TypeError(f"BoundlessBPE supermerges must be a bool, got {supermerges!r}")
+        if not isinstance(superword, str):
+            raise TypeError(f"BoundlessBPE superword must be a regex str, got {superword!r}")
+        try:
+            self._superword = regex.compile(superword)
+        except regex.error as exc:
+            raise ValueError(
+                f"BoundlessBPE superword {superword!r} does not compile: {exc}"
+            ) from None
+        self.tau = None if tau is None else float(tau)
+        self.supermerges = supermerges
+        self.superword_pattern = superword
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "tau": self.tau,
+            "supermerges": self.supermerges,
+            "superword": self.superword_pattern,
+        }
+
+    def superword(self, piece: str) -> bool:
+        """May the pre-token ``piece`` (if it is one word-level token) join a supermerge?
+
+        >>> BoundlessBPE().superword(" the"), BoundlessBPE().superword(", ")
+        (True, False)
+        """
+        return self._superword.search(piece) is not None
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        if self.tau is None:
+            return
+        made = loop.merged_sites()
+        a, b = pair
+        # Counts before the merge: each occurrence made took one a and one b.
+        before_a = loop.unigram(a) + (2 * made if a == b else made)
+        before_b = before_a if a == b else loop.unigram(b) + made
+        doomed = [
+            x
+            for x, before in ((a, before_a), (b, before_b))
+            if x >= 256 and before > 0 and made / before >= self.tau
+        ]
+        for x in dict.fromkeys(doomed):
+            if x not in loop.removed:
+                loop.remove(x, into="bytes")
+
+    def second_pass(self, counts: Sequence[int], sizes: Sequence[int]) -> Supermerges:
+        """The second pass's loop variant, for a word-level pass whose merges occurred
+        ``counts`` times and whose vocabulary held ``sizes[i]`` merged tokens with its
+        first ``i`` merges (and the removals after them) kept."""
+        return Supermerges(counts, sizes)
+
+
+class Supermerges(Variant):
+    """BoundlessBPE's second pass: the selected supermerge competes with the word-level
+    pass's next merge (see :class:`BoundlessBPE`).
+
+    Run on sequences of whole-word tokens (the corpus) from the word-level vocabulary.
+    ``counts[i]``: how often word-level merge ``i`` occurred when it was made;
+    ``sizes[i]``: the word-level vocabulary's merged tokens with merges ``0..i-1`` kept
+    (``sizes[-1]`` is the target). Before each supermerge of count ``c``, every next
+    word-level merge with a count of at least ``c`` is kept; the run stops as soon as
+    the kept merges plus the supermerges made reach the target. :attr:`kept` is the
+    number of word-level merges kept; :attr:`at` gives, per supermerge, the word-level
+    merges kept when it was made. O(1) per step besides the merges it keeps.
+
+    >>> s = Supermerges([9, 5, 2], [0, 1, 2, 3]); s.describe()
+    {'name': 'supermerges'}
+    """
+
+    name = "supermerges"
+    same_bytes_same_token = True
+
+    def __init__(self, counts: Sequence[int], sizes: Sequence[int]) -> None:
+        if len(sizes) != len(counts) + 1:
+            raise ValueError("sizes holds one entry more than counts")
+        self.counts = list(counts)
+        self.sizes = list(sizes)
+        self.kept = 0
+        self.at: list[int] = []
+        self._made: set[int] = set()
+
+    def begin(self, loop: Loop) -> None:
+        self.kept = 0
+        self.at = []
+        self._made = set()
+        if self._full():
+            loop.stop()
+
+    def _full(self) -> bool:
+        return self.sizes[self.kept] + len(self._made) >= self.sizes[-1]
+
+    def before_merge(self, loop: Loop, pair: tuple[int, int], count: int) -> None:
+        counts = self.counts
+        while self.kept < len(counts) and count <= counts[self.kept]:
+            self.kept += 1
+            if self._full():
+                loop.stop()
+                return
+
+    def after_merge(self, loop: Loop, pair: tuple[int, int], new: int, count: int) -> None:
+        self._made.add(new)
+        self.at.append(self.kept)
+        if self._full():
+            loop.stop()
+
+
+def utf8_byte_kind(byte: int) -> int:
+    """0 for a UTF-8 continuation byte, 1 for ASCII, 2, 3 or 4 for the lead byte of a
+    character of that many bytes, 5 for a byte UTF-8 never uses.
+
+    >>> [utf8_byte_kind(b) for b in "aé€😀".encode()[:4]], utf8_byte_kind(0xFF)
+    ([1, 2, 0, 3], 5)
+    """
+    if byte < 0x80:
+        return 1
+    if byte < 0xC0:
+        return 0
+    if byte < 0xE0:
+        return 2
+    if byte < 0xF0:
+        return 3
+    if byte < 0xF8:
+        return 4
+    return 5
+
+
+def partial_character(token: bytes) -> tuple[int, bool]:
+    """``(kind of the first byte, whether the token is part of one character)``, as
+    SCRIPT-BPE's byte pre-tokenizer judges a token (``_is_partial_seq``): more than four
+    bytes, or two or more bytes that begin characters, are whole characters; else the
+    token is partial when it starts with a continuation byte or is shorter than the
+    character its first byte begins.
+
+    >>> partial_character("é".encode()[:1]), partial_character("é".encode())
+    ((2, True), (2, False))
+    """
+    if len(token) > 4:
+        return 1, False
+    kinds = [utf8_byte_kind(b) for b in token]
+    if kinds[0] == 0:
+        return 0, True
+    if sum(k in (1, 2, 3, 4) for k in kinds) > 1:
+        return kinds[0], False
+    return kinds[0], len(token) != kinds[0]
+
+
+class CharSafe(Variant):
+    """Character-safe merges: SCRIPT-BPE's character-boundary rule (Land and Arnett, 2025,
+    arXiv 2505.24689; code GitHub ``sanderland/script_bpe``, the ``_cb`` pre-tokenizers).
+
+    A pair is merged only if both tokens are whole characters (runs of them), or the left
+    one is the start of a character and the right one continues it: a character's bytes
+    join left to right into the character first, and no token holds part of a character
+    next to another character. So no token ends inside a character except a character's
+    own prefix. A fixed rule of the two tokens (``filters``); the merges' ranks encode
+    as ordinary BPE.
+
+    >>> from bpeds.vocab import Vocab
+    >>> v = Vocab(); e1, e2 = "é".encode(); e = v.add(e1, e2)
+    >>> rule = CharSafe()
+    >>> rule.eligible(v, e1, e2), rule.eligible(v, e2, 97), rule.eligible(v, e, 97)
+    (True, False, True)
+    """
+
+    name = "charsafe"
+    filters = True
+
+    def __init__(self) -> None:
+        self._kind: list[tuple[int, bool]] = []
+
+    def begin(self, loop: Loop) -> None:
+        self._kind = []
+
+    def eligible(self, vocab: Vocab, left: int, right: int) -> bool:
+        kind = self._kind
+        if max(left, right) >= len(kind):
+            for t in range(len(kind), max(left, right) + 1):
+                kind.append(partial_character(vocab.token_bytes(t)))
+        (lk, lp), (rk, rp) = kind[left], kind[right]
+        if lp and rp:
+            return lk != 0 and rk == 0
+        return not lp and not rp
+
+
+_VARIANTS: dict[str, type[Variant]] = {
+    "picky": Picky,
+    "scaffold": Scaffold,
+    "superbpe": SuperBPE,
+    "boundless": BoundlessBPE,
+    "charsafe": CharSafe,
+}
 
 
 def variant_names() -> list[str]:

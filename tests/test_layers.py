@@ -247,6 +247,7 @@ LAYERS: list[tuple[str, ...]] = [
         "bpeds.tokenizer.groups",
         "bpeds.tokenizer.continued",
         "bpeds.tokenizer.superbpe",
+        "bpeds.tokenizer.boundless",
         "bpeds.tokenizer.trainer",
     ),
     ("bpeds.tokenizer.core",),  # the Tokenizer
@@ -254,6 +255,7 @@ LAYERS: list[tuple[str, ...]] = [
         "bpeds.tokenizer.persist",
         *sorted(m for m in MODULES if m.startswith("bpeds.tokenizer.formats")),
         "bpeds.tokenizer.training",
+        "bpeds.tokenizer.pruning",
     ),
     ("bpeds.tokenizer",),  # the package: exports the Tokenizer's names
     # Applications on the public API: compare, then the command line.

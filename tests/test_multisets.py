@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, Literal, assert_type
 
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -161,10 +161,11 @@ class _RemovesOne(HeapyKiYay[Any, Any]):
 
 
 def test_quick_settings_catch_a_subtle_bug_and_say_what_happened() -> None:
-    machine = multiset_machine(lambda tie: _RemovesOne(tie=tie))
-    # Derandomized, as under CI: 50 random runs miss this bug about one time in ten, and a
-    # test that fails by chance says nothing about the settings.
-    quick = quick_settings(shrink=False, database=None, derandomize=True)
+    # Seeded: 50 random runs miss this bug about one time in ten, and a test that fails by
+    # chance says nothing about the settings. (Derandomizing is not enough: its seed comes
+    # from the machine's source, which a class made at run time may or may not have.)
+    machine = seed(0)(multiset_machine(lambda tie: _RemovesOne(tie=tie)))
+    quick = quick_settings(shrink=False, database=None)
     assert (quick.max_examples, quick.stateful_step_count) == (50, 20)
     assert Phase.shrink not in quick.phases
     assert Phase.shrink in quick_settings().phases

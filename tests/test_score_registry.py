@@ -86,6 +86,7 @@ def test_shipped_scores_by_name_and_dict() -> None:
         "likelihood_gain",
         "npmi",
         "group_frequency",
+        "parity_aware",
     }
     assert isinstance(get_score("frequency"), Frequency)
     assert get_score({"name": "pmi", "min_count": 3}).describe() == {"name": "pmi", "min_count": 3}

@@ -1,4 +1,5 @@
-"""The ``bpeds`` command: count, train, encode, decode, inspect, export and import tokenizers.
+"""The ``bpeds`` command: count, train, encode, decode, inspect, export, import, compare and
+prune tokenizers.
 
 Run ``bpeds --help`` (or ``python -m bpeds --help``) for the commands and
 ``bpeds <command> --help`` for each command's options. :func:`main` takes the
@@ -22,7 +23,8 @@ other ids) are converted first with ``bpeds import``.
 
 One module per command (:mod:`bpeds.cli.train`, :mod:`~bpeds.cli.count`,
 :mod:`~bpeds.cli.encode`, :mod:`~bpeds.cli.decode`, :mod:`~bpeds.cli.info`,
-:mod:`~bpeds.cli.export`, :mod:`~bpeds.cli.import_`, :mod:`~bpeds.cli.compare`)
+:mod:`~bpeds.cli.export`, :mod:`~bpeds.cli.import_`, :mod:`~bpeds.cli.compare`,
+:mod:`~bpeds.cli.prune`)
 adds its parser and runs it; :mod:`bpeds.cli.common` holds what they share.
 Like any program built on bpeds, they use only its public API.
 """
@@ -36,7 +38,7 @@ import traceback
 from collections.abc import Sequence
 
 from bpeds import __version__
-from bpeds.cli import compare, count, decode, encode, export, import_, info, train
+from bpeds.cli import compare, count, decode, encode, export, import_, info, prune, train
 from bpeds.cli.common import (
     EPILOG,
     EXIT_DATA,
@@ -62,7 +64,7 @@ __all__ = [
 ]
 
 #: The commands, in the order ``bpeds --help`` lists them.
-COMMANDS = (train, count, encode, decode, info, export, import_, compare)
+COMMANDS = (train, count, encode, decode, info, export, import_, compare, prune)
 
 
 def build_parser() -> argparse.ArgumentParser:

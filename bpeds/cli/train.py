@@ -40,7 +40,7 @@ from bpeds.tokenizer.training import train
 from bpeds.variants import get_variant, variant_names
 
 _SCORES = "frequency, length_weighted, pmi, npmi, likelihood_gain, wordpiece, group_frequency"
-_TIES = ("smallest_ids", "leftmost", "lexicographic", "hf")
+_TIES = ("smallest_ids", "leftmost", "lexicographic", "hf", "subword_nmt")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +101,7 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
         "errors": args.errors,
         "progress": False if args.quiet else (True if args.progress else None),
     }
-    for key in ("pattern", "preset", "tie", "min_frequency", "max_token_length"):
+    for key in ("pattern", "preset", "tie", "counting", "min_frequency", "max_token_length"):
         value = getattr(args, key)
         if value is not None:
             options[key] = pattern_arg(value) if key == "pattern" else value
@@ -286,7 +286,14 @@ def register(sub: Any) -> None:
         "--tie",
         choices=_TIES,
         help="which of equally scored pairs is merged first (default: the preset's, else "
-        "smallest_ids; minbpe: leftmost; Hugging Face: hf)",
+        "smallest_ids; minbpe: leftmost; Hugging Face: hf; subword-nmt and parity-aware "
+        "BPE's code: subword_nmt)",
+    )
+    t.add_argument(
+        "--counting",
+        choices=("overlapping", "non_overlapping"),
+        help="how a run of equal tokens counts its pairs: every adjacent pair (the default) or "
+        "as merging would take them, left to right (BoundlessBPE's authors count so)",
     )
     t.add_argument(
         "--min-frequency",

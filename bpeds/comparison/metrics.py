@@ -14,21 +14,28 @@ per size.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.encoder import bpe
 from bpeds.tokenizer.io import Errors, iter_segments, iter_units
 from bpeds.tokenizer.pieces import count_pieces
+from bpeds.tokenizer.pretokenize import compile_pattern
+from bpeds.tokenizer.pruning import piece_use
 from bpeds.tokenizer.trainer import merges_for
 
 __all__ = [
     "METRICS",
+    "DigitRun",
     "HeldOut",
+    "digit_aligned",
+    "digit_runs",
     "evaluate",
+    "gini",
     "jaccard",
     "merge_depths",
     "read_heldout",
@@ -36,12 +43,13 @@ __all__ = [
     "shannon_efficiency",
     "sizes_for",
     "spearman",
+    "splits_character",
 ]
 
 #: Every metric column of :attr:`Comparison.rows`, with a one-line meaning (the
 #: definitions and sources are in docs/compare.md). Per-group columns
-#: ``tokens_per_byte[NAME]`` and ``premium[NAME]`` follow when the held-out
-#: text comes in groups.
+#: ``tokens_per_byte[NAME]``, ``tokens_per_word[NAME]`` and ``premium[NAME]`` follow when
+#: the held-out text comes in groups (``token_gini`` needs two groups or more).
 METRICS: dict[str, str] = {
     "bytes_per_token": "UTF-8 bytes of held-out text per token (higher: more compression)",
     "chars_per_token": "characters of held-out text per token",
@@ -53,6 +61,10 @@ METRICS: dict[str, str] = {
     "mean_token_bytes": "mean length in bytes of the merged tokens of the vocabulary",
     "max_token_bytes": "longest merged token, in bytes",
     "mean_merge_depth": "mean depth of the merged tokens' merge trees (a byte has depth 0)",
+    "char_split_share": "share of tokens produced that split a UTF-8 character (not valid UTF-8)",
+    "digit_alignment": "share of digit runs whose tokens follow 3-digit place-value groups",
+    "residue_share": "share of merged tokens that are LiteToken residues, F1/(F1+F2) < 0.05",
+    "token_gini": "Gini coefficient of the held-out groups' tokens per byte (parity)",
     "train_cpu_s": "CPU seconds of training (the shared counting not included)",
     "peak_rss_mb": "peak resident memory of the process that trained, in MiB",
 }
@@ -168,6 +180,92 @@ def merge_depths(merges: Sequence[tuple[int, int]]) -> list[int]:
     return depth[BYTE_TOKENS:]
 
 
+def gini(costs: Sequence[float]) -> float | None:
+    """The Gini coefficient of ``costs``: ``sum_i sum_j |c_i - c_j| / (2 n^2 mean)``
+    (0: all equal). None for fewer than two costs or a zero mean.
+
+    >>> gini([1.0, 1.0, 1.0]), gini([0.0, 0.0, 3.0])
+    (0.0, 0.6666666666666666)
+
+    O(n^2) (n: the groups, a handful).
+    """
+    n = len(costs)
+    mean = sum(costs) / n if n else 0.0
+    if n < 2 or mean <= 0:
+        return None
+    return sum(abs(a - b) for a in costs for b in costs) / (2 * n * n * mean)
+
+
+def splits_character(token: bytes) -> bool:
+    """Whether a token of valid UTF-8 text starts or ends inside a character: its bytes
+    alone are not valid UTF-8.
+
+    >>> splits_character("é".encode()[:1]), splits_character(" é".encode())
+    (True, False)
+    """
+    try:
+        token.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+#: A run of ASCII digits, as digit alignment reads numbers.
+_DIGITS = re.compile(r"[0-9]{2,}")
+
+#: A digit run as the pattern cut it: ``(piece, start, end)`` per piece it lies in
+#: (character offsets of the run's part of the piece).
+DigitRun = tuple[tuple[str, int, int], ...]
+
+
+def digit_runs(segment: str, spans: Sequence[tuple[int, int]]) -> Iterator[DigitRun]:
+    """The runs of two or more ASCII digits in ``segment``, each as the pieces
+    (``spans``: the pattern's matches, in order) that hold it.
+
+    >>> list(digit_runs("in 12345 ways", [(0, 2), (2, 6), (6, 8), (8, 13)]))
+    [((' 123', 1, 4), ('45', 0, 2))]
+
+    O(len(segment)).
+    """
+    i = 0
+    for m in _DIGITS.finditer(segment):
+        lo, hi = m.span()
+        while i < len(spans) and spans[i][1] <= lo:
+            i += 1
+        parts: list[tuple[str, int, int]] = []
+        j = i
+        while j < len(spans) and spans[j][0] < hi:
+            a, b = spans[j]
+            parts.append((segment[a:b], max(lo, a) - a, min(hi, b) - a))
+            j += 1
+        yield tuple(parts)
+
+
+def digit_aligned(lengths: Sequence[Sequence[int]], run: DigitRun) -> bool:
+    """Whether every token boundary inside a digit run lies a multiple of three digits
+    from its right end (place-value groups: ``1|234|567``). ``lengths``: per piece of the
+    run, the byte lengths of its tokens.
+
+    >>> run = (("1234567", 0, 7),)
+    >>> digit_aligned([[1, 3, 3]], run), digit_aligned([[3, 3, 1]], run)
+    (True, False)
+    """
+    total = sum(hi - lo for _, lo, hi in run)
+    pos = 0  # digits of the run before the current piece's part
+    for (piece, lo, hi), sizes in zip(run, lengths, strict=True):
+        start = len(piece[:lo].encode("utf-8", "surrogatepass"))
+        end = start + (hi - lo)
+        offset = 0
+        for size in sizes:
+            offset += size
+            if start < offset < end and (total - (pos + offset - start)) % 3:
+                return False
+        pos += hi - lo
+        if pos < total and (total - pos) % 3:
+            return False  # (the pattern itself cut the run off a group)
+    return True
+
+
 # -- held-out text -----------------------------------------------------------------------------
 
 
@@ -181,6 +279,8 @@ class HeldOut:
     nbytes: list[int]
     nchars: list[int]
     nwords: list[int]
+    #: per group, its runs of ASCII digits as the pattern cut them (none without a pattern)
+    digits: list[Counter[DigitRun]] = field(default_factory=list)
 
 
 def read_heldout(
@@ -191,10 +291,13 @@ def read_heldout(
     counted and the bytes, characters and words of the text. O(text)."""
     parts = [(str(k), v) for k, v in data.items()] if isinstance(data, Mapping) else [("", data)]
     out = HeldOut([n for n, _ in parts], isinstance(data, Mapping), [], [], [], [])
+    finditer = None if source is None else compile_pattern(source).finditer
     for _, part in parts:
         nbytes = nchars = nwords = 0
+        runs: Counter[DigitRun] = Counter()
+        out.digits.append(runs)
 
-        def segments(part: object = part) -> Iterator[str]:
+        def segments(part: object = part, runs: Counter[DigitRun] = runs) -> Iterator[str]:
             nonlocal nbytes, nchars, nwords
             for unit in iter_units(part):
                 joined = False  # the previous piece ended inside a word
@@ -205,6 +308,8 @@ def read_heldout(
                     nbytes += len(seg.encode("utf-8", "surrogatepass"))
                     nwords += len(seg.split()) - (joined and not seg[0].isspace())
                     joined = not seg[-1].isspace()
+                    if finditer is not None and _DIGITS.search(seg):
+                        runs.update(digit_runs(seg, [m.span() for m in finditer(seg)]))
                     yield seg
 
         counted = count_pieces(segments(), source)
@@ -257,10 +362,54 @@ def _encode_counts_with(tok: Tokenizer, pieces: Mapping[str, int]) -> Counter[in
     return out
 
 
+def _digit_alignment(
+    heldout: HeldOut, tok: Tokenizer, ranks: Mapping[bytes, int] | None
+) -> float | None:
+    """The share of the held-out digit runs (weighted by count) whose tokens are
+    :func:`digit_aligned`; ``ranks``: the merges of the size measured (None: encode with
+    ``tok`` itself). None without digit runs."""
+    aligned = total = 0
+    cache: dict[str, list[int]] = {}
+    for runs in heldout.digits:
+        for run, n in runs.items():
+            lengths = []
+            for piece, _, _ in run:
+                sizes = cache.get(piece)
+                if sizes is None:
+                    raw = piece.encode("utf-8", "surrogatepass")
+                    ids = bpe(raw, ranks) if ranks is not None else tok.encode_ordinary(piece)
+                    sizes = cache[piece] = [len(tok.token_bytes(t)) for t in ids]
+                lengths.append(sizes)
+            total += n
+            aligned += n if digit_aligned(lengths, run) else 0
+    return aligned / total if total else None
+
+
+#: LiteToken's residue threshold the ``residue_share`` column uses.
+RESIDUE_THRESHOLD = 0.05
+
+
+def _residue_share(tok: Tokenizer, heldout: HeldOut) -> float | None:
+    """The share of ``tok``'s merged tokens whose ``F1 / (F1 + F2)`` on the held-out text
+    is below :data:`RESIDUE_THRESHOLD` (see :mod:`bpeds.tokenizer.pruning`)."""
+    pieces: Counter[str] = Counter()
+    for group in heldout.pieces:
+        pieces.update(group)
+    use = piece_use(tok, pieces.items())
+    merged = len(tok.merges) - len(use.removed)
+    residues = 0
+    for t in use.candidates():
+        r = use.ratio(t)
+        if r is not None and r < RESIDUE_THRESHOLD and t not in use.removed:
+            residues += 1
+    return residues / merged if merged else None
+
+
 def _truncatable(tok: Tokenizer) -> bool:
     """Whether the first k merges make the tokenizer of size 256 + k (a plain merge list;
-    a loop variant's tokenizer is measured at its full size only)."""
-    return "variant" not in tok.options
+    a loop variant's tokenizer, and one that encodes by an event log, such as a pruned
+    one, is measured at its full size only)."""
+    return "variant" not in tok.options and not tok.replays
 
 
 def evaluate(
@@ -288,6 +437,7 @@ def evaluate(
     )
     for k in ks:
         full = k == len(merges)
+        ranks: Mapping[bytes, int] = {}
         if plain:
             ranks = Tokenizer(merges[:k], pattern=tok.pattern).mergeable_ranks()
             per_group = [_encode_counts(ranks, p) for p in heldout.pieces]
@@ -322,12 +472,23 @@ def evaluate(
         row["mean_token_bytes"] = sum(lengths[:k]) / k if k else None
         row["max_token_bytes"] = max(lengths[:k]) if k else None
         row["mean_merge_depth"] = sum(all_depths[:k]) / k if k else None
+        split = sum(n for t, n in counts.items() if splits_character(tok.token_bytes(t)))
+        row["char_split_share"] = split / ntokens if ntokens else None
+        row["digit_alignment"] = _digit_alignment(heldout, tok, ranks if plain else None)
+        row["residue_share"] = _residue_share(tok, heldout) if full else None
+        costs = [
+            sum(g.values()) / nb for g, nb in zip(per_group, heldout.nbytes, strict=True) if nb
+        ]
+        row["token_gini"] = gini(costs) if heldout.grouped else None
         if heldout.grouped:
             ref = heldout.names.index(reference) if reference is not None else 0
             ref_tokens = sum(per_group[ref].values())
-            for name, g, nb in zip(heldout.names, per_group, heldout.nbytes, strict=True):
+            for name, g, nb, nw in zip(
+                heldout.names, per_group, heldout.nbytes, heldout.nwords, strict=True
+            ):
                 n = sum(g.values())
                 row[f"tokens_per_byte[{name}]"] = n / nb if nb else None
+                row[f"tokens_per_word[{name}]"] = n / nw if nw else None
                 row[f"premium[{name}]"] = n / ref_tokens if ref_tokens and nb else None
         rows.append(row)
     return rows

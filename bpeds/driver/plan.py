@@ -101,6 +101,11 @@ class Plan:
         d = declaration
         parts = d.reads >= Dependency.PARTS
         policy = d.policy
+        if isinstance(policy, Views) and policy.reset is not None and variant and variant.removes:
+            raise ValueError(
+                f"variant {variant.name!r} removes tokens, which would ask the score's view "
+                "more than once a step, but the view keeps state (Views.reset): train them apart"
+            )
         fixed_rule = max_token_length is not None or (variant is not None and variant.filters)
         is_count = d.priority == "count"
         integer = is_count or d.priority == "int"

@@ -333,6 +333,8 @@ class ViewSelection(Selection):
         super().__init__(plan, pricing, tie, vocab, multiset)
         self.policy = policy
         self.stats = stats
+        if policy.reset is not None:
+            policy.reset()
         self.view = stats.view = policy.view(pricing.table.totals)
         self.structures: dict[int, BoundHeap | MultisetBounds] = {}
         #: per view, the attributes :meth:`_use` sets (taken once per structure)

@@ -181,6 +181,7 @@ class RunState:
                 table.unigram if plan.unigrams else None,
                 self.split_token,
             )
+            self.variant.begin()
 
     def check(self) -> None:
         """Every mechanism's invariants, between two steps: the corpus run's, the count

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bpeds.errors import InvariantError
-from bpeds.variants import Event, Variant
+from bpeds.variants import Event, Split, Variant
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
 __all__ = ["VariantLoop", "present_parts"]
@@ -129,15 +129,20 @@ class VariantLoop:
         if token in self.removed:
             raise ValueError(f"cannot {action} token {token}: it was removed")
 
-    def remove(self, token: int) -> tuple[int, ...]:
+    def remove(self, token: int, into: Split = "parts") -> tuple[int, ...]:
         self._check_live(token, "remove")
+        if into not in ("parts", "bytes"):
+            raise ValueError(f"a removed token splits into 'parts' or 'bytes', got {into!r}")
         if not self.variant.removes:
             raise ValueError(
                 f"variant {self.variant!r} removes a token but does not declare removes"
             )
         if self.phase != "after":
             raise ValueError("a variant removes tokens from after_merge only")
-        parts = tuple(present_parts(self._vocab, token, self.removed))
+        if into == "bytes":
+            parts = tuple(self._vocab.token_bytes(token))
+        else:
+            parts = tuple(present_parts(self._vocab, token, self.removed))
         self._split(token, parts)
         self.removed.add(token)
         self.marked.discard(token)
@@ -170,6 +175,12 @@ class VariantLoop:
                 raise InvariantError(f"token {t} is removed or marked, but not a merge", t)
         if self.removed & self.marked:
             raise InvariantError("tokens both removed and marked", self.removed & self.marked)
+
+    def begin(self) -> None:
+        """Call the variant's ``begin`` hook (once, before the first selection)."""
+        self.phase = "begin"
+        self.variant.begin(self)
+        self.phase = ""
 
     def before_merge(self, left: int, right: int, count: int) -> bool:
         """Call the variant's ``before_merge`` hook; True if the run is finished."""

@@ -21,6 +21,7 @@ from bpeds.scoring.base import (
     Views,
     score_function,
 )
+from bpeds.scoring.parity import ParityAware
 from bpeds.scoring.registry import get_score
 from bpeds.scoring.strategies import (
     NPMI,
@@ -36,6 +37,7 @@ from bpeds.scoring.ties import (
     Leftmost,
     Lexicographic,
     SmallestIds,
+    SubwordNmt,
     TieRule,
     gpt2_byte_to_unicode,
     hf_byte_order,
@@ -58,6 +60,7 @@ __all__ = [
     "LengthWeighted",
     "Lexicographic",
     "LikelihoodGain",
+    "ParityAware",
     "Priority",
     "RescoreAll",
     "RiseBound",
@@ -66,6 +69,7 @@ __all__ = [
     "SlowScoreWarning",
     "SmallestIds",
     "Stats",
+    "SubwordNmt",
     "TieRule",
     "Totals",
     "Views",

@@ -33,7 +33,7 @@ import enum
 import math
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -223,9 +223,17 @@ class Views:
     selects in the view of the current totals: nothing is re-scored when the view
     changes. Within a view the declaration's other members apply.
     GroupFrequency's view is the worst-compressed group.
+
+    ``reset``: for a view that keeps state of its own (the history of the views it
+    chose, the number of selections so far: parity-aware BPE's moving window and
+    hybrid mode). The driver calls ``reset()`` when a run starts and then ``view``
+    exactly once before each selection, in order (and once after the last merge);
+    a loop variant that removes tokens would call it again within a step, so the
+    driver refuses that combination.
     """
 
     view: Callable[[Totals], int]
+    reset: Callable[[], None] | None = None
 
 
 TotalsPolicy = RescoreAll | Epochs | Views
@@ -481,6 +489,11 @@ class Score:
 
     name: str = "score"
     declaration: Declaration = Declaration()
+    #: For a score that reads per-group counts: development text per group name (file
+    #: paths), which training adds to the corpus as groups of its own after the training
+    #: groups, in their order, so that merges apply to it; the score measures on it and
+    #: never counts it as training text (parity-aware BPE's development sets). None: none.
+    dev: Mapping[str, Sequence[str]] | None = None
 
     def score(self, count: int, left: int, right: int, stats: Stats) -> Priority | None:
         """Priority of merging ``(left, right)``, seen ``count`` times; None if ineligible."""

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bpeds.scoring.base import Score
+from bpeds.scoring.parity import ParityAware
 from bpeds.scoring.strategies import (
     NPMI,
     PMI,
@@ -41,7 +42,16 @@ __all__ = ["SCORES", "describe_score", "get_score", "load_object", "score_option
 #: The shipped scores by name.
 SCORES: dict[str, type[Score]] = {
     cls.name: cls
-    for cls in (Frequency, LengthWeighted, PMI, WordPiece, LikelihoodGain, NPMI, GroupFrequency)
+    for cls in (
+        Frequency,
+        LengthWeighted,
+        PMI,
+        WordPiece,
+        LikelihoodGain,
+        NPMI,
+        GroupFrequency,
+        ParityAware,
+    )
 }
 
 ScoreSpec = Score | str | Mapping[str, Any]

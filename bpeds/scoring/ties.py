@@ -13,6 +13,8 @@ A tie rule is part of a run's recorded options, so a run can be reproduced.
   byte value: :func:`hf_byte_order` gives that order.
 - :class:`Lexicographic` (``"lexicographic"``): the lowest
   ``(bytes(left), bytes(right))``.
+- :class:`SubwordNmt` (``"subword_nmt"``): the *largest* pair of GPT-2 byte-level
+  strings, as subword-nmt and the parity-aware BPE code break ties.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "Leftmost",
     "Lexicographic",
     "SmallestIds",
+    "SubwordNmt",
     "TieRule",
     "gpt2_byte_to_unicode",
     "hf_byte_order",
@@ -154,15 +157,23 @@ class SmallestIds(TieRule):
 
 @total_ordering
 class _BytesKey:
-    """Tie key comparing a pair's token bytes; built on demand, only when compared."""
+    """Tie key comparing a pair's token bytes; looked up when first compared, then kept
+    (a token's bytes never change)."""
 
-    __slots__ = ("left", "right", "vocab")
+    __slots__ = ("_text", "left", "right", "vocab")
 
     def __init__(self, vocab: Vocab, left: int, right: int) -> None:
         self.vocab, self.left, self.right = vocab, left, right
+        self._text: tuple[bytes, bytes] | None = None
 
     def _bytes(self) -> tuple[bytes, bytes]:
-        return self.vocab.token_bytes(self.left), self.vocab.token_bytes(self.right)
+        text = self._text
+        if text is None:
+            text = self._text = (
+                self.vocab.token_bytes(self.left),
+                self.vocab.token_bytes(self.right),
+            )
+        return text
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _BytesKey) and (self.left, self.right) == (other.left, other.right)
@@ -182,6 +193,63 @@ class Lexicographic(TieRule):
     def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
         def tie(key: int) -> _BytesKey:
             return _BytesKey(vocab, key >> PAIR_SHIFT, key & PAIR_MASK)
+
+        return tie
+
+
+@total_ordering
+class _LargestKey:
+    """Tie key under which the largest pair of byte-level strings is the smallest key;
+    built on demand, only when compared."""
+
+    __slots__ = ("_cached", "left", "order", "right", "vocab")
+
+    def __init__(self, vocab: Vocab, order: bytes, left: int, right: int) -> None:
+        self.vocab, self.order, self.left, self.right = vocab, order, left, right
+        self._cached: tuple[bytes, bytes] | None = None
+
+    def _text(self) -> tuple[bytes, bytes]:
+        text = self._cached
+        if text is None:
+            tb, order = self.vocab.token_bytes, self.order
+            text = self._cached = (tb(self.left).translate(order), tb(self.right).translate(order))
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _LargestKey) and (self.left, self.right) == (
+            other.left,
+            other.right,
+        )
+
+    def __lt__(self, other: _LargestKey) -> bool:
+        return other._text() < self._text()
+
+    def __hash__(self) -> int:
+        return hash((self.left, self.right))
+
+
+class SubwordNmt(TieRule):
+    """The largest ``(left, right)`` wins, each token read as its GPT-2 byte-level
+    string (the printable stand-in of each byte, :func:`gpt2_byte_to_unicode`).
+
+    This is how subword-nmt's ``max(stats, key=lambda x: (stats[x], x))`` breaks ties
+    over byte-level symbols, and so how the parity-aware BPE code
+    (``cimeister/parity-aware-bpe``) does: equal strings compare by their first
+    differing stand-in character, and a string is below the strings it begins.
+
+    >>> v = Vocab()
+    >>> key = SubwordNmt().heap_tie(v)
+    >>> key((97 << 32) | 98) < key((97 << 32) | 97)  # ("a", "b") beats ("a", "a")
+    True
+    """
+
+    name = "subword_nmt"
+
+    def heap_tie(self, vocab: Vocab) -> Callable[[int], Any] | None:
+        order = bytes(hf_byte_order())
+
+        def tie(key: int) -> _LargestKey:
+            return _LargestKey(vocab, order, key >> PAIR_SHIFT, key & PAIR_MASK)
 
         return tie
 
@@ -225,12 +293,13 @@ _RULES: dict[str, Callable[[], TieRule]] = {
     "smallest_ids": SmallestIds,
     "lexicographic": Lexicographic,
     "hf": lambda: SmallestIds(hf_byte_order()),
+    "subword_nmt": SubwordNmt,
 }
 
 
 def tie_rule(rule: str | TieRule) -> TieRule:
     """A tie rule from its name (``leftmost``, ``smallest_ids``, ``lexicographic``,
-    ``hf``) or the rule itself.
+    ``hf``, ``subword_nmt``) or the rule itself.
 
     >>> tie_rule("leftmost")
     Leftmost()

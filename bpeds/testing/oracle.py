@@ -14,10 +14,18 @@ from typing import Any
 
 from bpeds.corpus import Counting, count_pairs
 from bpeds.driver import MergeRecord
-from bpeds.scoring.base import Dependency, Score, Stats, Totals
+from bpeds.scoring.base import Dependency, Score, Stats, Totals, Views
 from bpeds.scoring.registry import get_score
 from bpeds.scoring.strategies import Frequency
-from bpeds.scoring.ties import Leftmost, Lexicographic, SmallestIds, TieRule, tie_rule
+from bpeds.scoring.ties import (
+    Leftmost,
+    Lexicographic,
+    SmallestIds,
+    SubwordNmt,
+    TieRule,
+    hf_byte_order,
+    tie_rule,
+)
 from bpeds.variants import Event, Variant, get_variant, make_token
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab, apply_merge, pack_pair
 
@@ -115,6 +123,9 @@ def brute_force_run(
     if plugin is not None:
         loop.seqs = seqs
         plugin.begin(loop)
+    views = scorer.declaration.totals if isinstance(scorer.declaration.totals, Views) else None
+    if views is not None and views.reset is not None:
+        views.reset()
 
     while len(records) < limit:
         loop.seqs = seqs
@@ -153,6 +164,8 @@ def brute_force_run(
             pack_pair,
             vocab.token_bytes,
         )
+        if views is not None:  # (asked once a step: a view may keep state)
+            stats.view = views.view(totals)
         scorer.begin_step(stats)
         scored: dict[int, Any] = {}
         for k, c in pairs.items():
@@ -225,12 +238,14 @@ class _OracleLoop:
     def remaining(self) -> int:
         return self.target - (len(self.vocab) - self.initial - len(self.removed) - len(self.marked))
 
-    def remove(self, token: int) -> tuple[int, ...]:
+    def remove(self, token: int, into: str = "parts") -> tuple[int, ...]:
         if self.phase != "after":
             raise ValueError("a variant removes tokens from after_merge only")
         if token < 256 or token in self.removed:
             raise ValueError(f"cannot remove token {token}")
-        parts = tuple(self._expand(token))
+        parts = (
+            tuple(self.vocab.token_bytes(token)) if into == "bytes" else tuple(self._expand(token))
+        )
         rewritten = []
         for s in self.seqs:
             out: list[int] = []
@@ -286,4 +301,22 @@ def _tie_key(rule: TieRule, vocab: Vocab, first: dict[int, tuple[int, int]]) -> 
             return (order[left] if left < 256 else left, order[right] if right < 256 else right)
 
         return ranked
+    if isinstance(rule, SubwordNmt):  # (the largest pair of byte-level strings first)
+        table = bytes(hf_byte_order())
+        return lambda k: _Descending(
+            (
+                vocab.token_bytes(k >> PAIR_SHIFT).translate(table),
+                vocab.token_bytes(k & PAIR_MASK).translate(table),
+            )
+        )
     raise TypeError(f"the oracle does not know tie rule {rule!r}")
+
+
+class _Descending:
+    """Orders its value the other way round (``min`` finds the largest)."""
+
+    def __init__(self, value: tuple[bytes, bytes]) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.value < self.value

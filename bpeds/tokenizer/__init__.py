@@ -17,12 +17,13 @@ layers below: the vocabulary, the scores, the corpus representations, the driver
   (counting as tasks), :mod:`~bpeds.tokenizer.counting` (``count``,
   ``count_to_file``), :mod:`~bpeds.tokenizer.trained` (what training produces),
   :mod:`~bpeds.tokenizer.presets`, :mod:`~bpeds.tokenizer.groups`,
-  :mod:`~bpeds.tokenizer.continued`, :mod:`~bpeds.tokenizer.superbpe` and the run,
-  :mod:`~bpeds.tokenizer.trainer`.
+  :mod:`~bpeds.tokenizer.continued`, :mod:`~bpeds.tokenizer.superbpe`,
+  :mod:`~bpeds.tokenizer.boundless` and the run, :mod:`~bpeds.tokenizer.trainer`.
 - :mod:`~bpeds.tokenizer.core`: the :class:`Tokenizer` itself.
 - :mod:`~bpeds.tokenizer.persist` (the JSON model file),
-  :mod:`bpeds.tokenizer.formats` (minbpe, Hugging Face, tiktoken files) and
-  :mod:`~bpeds.tokenizer.training` (``train``, which builds a ``Tokenizer``).
+  :mod:`bpeds.tokenizer.formats` (minbpe, Hugging Face, tiktoken files),
+  :mod:`~bpeds.tokenizer.training` (``train``, which builds a ``Tokenizer``) and
+  :mod:`~bpeds.tokenizer.pruning` (``prune``, which builds one from another).
 
 This package exports the names most code needs (:class:`Tokenizer`,
 :class:`TokenizerError`, ...). Like :mod:`bpeds`, it imports each name the first

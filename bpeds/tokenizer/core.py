@@ -64,7 +64,7 @@ from bpeds.tokenizer.encoder import (
 from bpeds.tokenizer.files import write_files
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import PATTERNS, resolve_pattern
-from bpeds.tokenizer.replay import EventLogError, Replay, check_events
+from bpeds.tokenizer.replay import EventLogError, Replay, Supermerger, check_events
 from bpeds.tokenizer.special import check_special_ids, check_special_texts
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
@@ -346,13 +346,14 @@ class Tokenizer:
             split: regex.Pattern[str] | TimedPattern | None = compiled
             if compiled is not None and self._pattern not in _OWN_PATTERNS:
                 split = TimedPattern(compiled)
-            piece = None
+            piece = join = None
             if self.replays:
                 assert self._events is not None
                 parents = {BYTE_TOKENS + k: m for k, m in enumerate(self._merges)}
                 piece = Replay(self._events, parents, self._hidden)
+                join = Supermerger(self._events) or None
             enc = self._encoder = Encoder(
-                token_table(self._merges), split, self._special, piece=piece
+                token_table(self._merges), split, self._special, piece=piece, join=join
             )
         return enc
 

@@ -235,9 +235,21 @@ class Encoder:
     :func:`bpeds.tokenizer.fastsplit.fast_findall`: exactly its ``findall``, at ``re``'s
     speed on ASCII stretches); ``special`` maps text to id. Building costs
     O(total bytes of all tokens); the tables are what tiktoken keeps too.
+    ``piece`` encodes one piece's bytes (default: :func:`bpe` by rank); ``join``, if
+    given, turns the pieces' ids of a stretch of ordinary text into its ids
+    (BoundlessBPE's supermerges across pre-tokens; default: concatenation).
     """
 
-    __slots__ = ("_cache", "_decoder", "_findall", "_piece", "_regexes", "ranks", "special")
+    __slots__ = (
+        "_cache",
+        "_decoder",
+        "_findall",
+        "_join",
+        "_piece",
+        "_regexes",
+        "ranks",
+        "special",
+    )
 
     def __init__(
         self,
@@ -246,6 +258,7 @@ class Encoder:
         special: Mapping[str, int],
         *,
         piece: Callable[[bytes], list[int]] | None = None,
+        join: Callable[[list[list[int]]], list[int]] | None = None,
     ) -> None:
         self.ranks = ranks = rank_table(table)
         self.special = dict(special)
@@ -268,6 +281,7 @@ class Encoder:
         self._piece: Callable[[bytes], list[int]] = (
             partial(bpe, ranks=ranks) if piece is None else piece
         )
+        self._join = join
 
     # -- encoding -------------------------------------------------------------------------
 
@@ -278,6 +292,7 @@ class Encoder:
             return encode(text.encode("utf-8"))
         cache = self._cache
         out: list[int] = []
+        joined: list[list[int]] | None = None if self._join is None else []
         for piece in findall(text):
             ids = cache.get(piece)
             if ids is None:
@@ -286,7 +301,12 @@ class Encoder:
                     if len(cache) >= CACHE_SIZE:
                         cache.clear()
                     cache[piece] = ids
-            out += ids
+            if joined is not None:
+                joined.append(ids)
+            else:
+                out += ids
+        if joined is not None and self._join is not None:
+            return self._join(joined)
         return out
 
     def encode_ordinary(self, text: str) -> list[int]:

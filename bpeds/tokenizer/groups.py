@@ -10,12 +10,13 @@ make it do plain frequency's work at several times its cost.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.scoring.base import Score
 from bpeds.tokenizer.io import InvalidTextError, check_data
 
-__all__ = ["check_groups", "grouped_corpus", "groups_of", "named"]
+__all__ = ["check_groups", "dev_groups", "grouped_corpus", "groups_of", "named"]
 
 
 def groups_of(data: object) -> list[tuple[str, object]] | None:
@@ -56,6 +57,34 @@ def check_groups(score: Score, groups: list[tuple[str, object]] | None) -> None:
         "as a mapping {group name: texts or paths} (on the command line: --group NAME=FILE "
         "per file)"
     )
+
+
+def dev_groups(score: Score, groups: list[tuple[str, object]] | None) -> list[tuple[str, object]]:
+    """The development groups of a score that measures on held-out text per group
+    (:attr:`~bpeds.scoring.base.Score.dev`), in the training groups' order, each its files
+    as paths; ``[]`` for a score without. The names must be the training groups' names
+    (``ValueError`` listing what differs) and the files must exist (``OSError``)."""
+    dev = score.dev
+    if dev is None:
+        return []
+    if groups is None:
+        raise ValueError(
+            f"score {score.name!r} measures on development text per group, but the training "
+            "data is not a mapping of groups: give {group name: data}"
+        )
+    names = [name for name, _ in groups]
+    if set(dev) != set(names):
+        raise ValueError(
+            f"score {score.name!r} has development text for groups {sorted(dev)}, but the "
+            f"training groups are {sorted(names)}: give one development set per group"
+        )
+    out: list[tuple[str, object]] = [(name, [Path(p) for p in dev[name]]) for name in names]
+    for name, part in out:
+        try:
+            check_data(part)
+        except (OSError, TypeError) as exc:
+            raise type(exc)(f"development set of group {name!r}: {exc}") from None
+    return out
 
 
 def named(name: str, segments: Iterator[str]) -> Iterator[str]:

@@ -2,26 +2,39 @@
 
 A tokenizer trained with a loop variant (see :mod:`bpeds.variants`) records an
 event log: ``["merge", new, left, right]``, ``["remove", token, *parts]``,
-``["mark", token]``, ``["unmark", token]``. Encoding a piece replays the log as
-training did: each event, in order, applies to every occurrence at once (a merge
-left to right, non-overlapping; a removal splits the token into its parts).
-Tokens marked at the end of the log are never emitted: each is split into its
-parents, recursively, until no marked token is left.
+``["mark", token]``, ``["unmark", token]``, ``["supermerge", new, left, right]``.
+Encoding a piece replays the log as training did: each event, in order, applies
+to every occurrence at once (a merge left to right, non-overlapping; a removal
+splits the token into its parts). Tokens marked at the end of the log are never
+emitted: each is split into its parents, recursively, until no marked token is
+left. Supermerges (BoundlessBPE's) come last in a log and join whole pre-tokens:
+after every piece of a text is encoded, each run of adjacent pieces that are one
+token each is merged by the supermerges in their order (:class:`Supermerger`), as
+the BoundlessBPE authors' inference does.
 
 :func:`check_events` validates a log against a tokenizer's merges (untrusted
-input: every id, kind and part is checked). :class:`Replay` encodes.
+input: every id, kind and part is checked). :class:`Replay` encodes a piece,
+:class:`Supermerger` joins pieces.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from bpeds.errors import BpedsError
 from bpeds.vocab import BYTE_TOKENS, apply_merge
 
-__all__ = ["MAX_STEPS_PER_BYTE", "EventLogError", "Replay", "check_events", "hide"]
+__all__ = [
+    "MAX_STEPS_PER_BYTE",
+    "EventLogError",
+    "Replay",
+    "Supermerger",
+    "check_events",
+    "hide",
+]
 
 #: The most events :class:`Replay` applies to a piece of ``n`` bytes: this many per byte,
 #: plus 256. A training run's log applies about one per byte (a merge shortens the piece by
@@ -47,8 +60,10 @@ def check_events(
     tokens marked at the end. Every id's first merge event must be its entry in
     ``merges``, in id order; a later merge event may only make an existing
     token's bytes again. A removal names a present token and its present parts;
-    marks apply to present merged tokens. Raises :class:`EventLogError` naming the
-    first bad event. Complexity: O(events + total bytes of merged tokens).
+    marks apply to present merged tokens. A supermerge makes a new id like a merge,
+    from present tokens; after the first one only supermerges may follow. Raises
+    :class:`EventLogError` naming the first bad event. Complexity: O(events + total
+    bytes of merged tokens).
     """
     present = set(range(BYTE_TOKENS))
     removed: set[int] = set()
@@ -56,6 +71,7 @@ def check_events(
     made = 0
     out: list[tuple[Any, ...]] = []
     table: list[bytes] = [bytes((b,)) for b in range(BYTE_TOKENS)]
+    supermerged = False
     for i, ev in enumerate(events):
         if not isinstance(ev, list | tuple) or not ev or not isinstance(ev[0], str):
             raise EventLogError(f"event {i} must be a list [kind, token, ...], got {ev!r}")
@@ -63,16 +79,20 @@ def check_events(
         if not rest or not all(_is_id(x) for x in rest):
             raise EventLogError(f"event {i} ({kind}) must name integer ids, got {ev!r}")
         token = rest[0]
-        if kind == "merge":
+        if supermerged and kind != "supermerge":
+            raise EventLogError(f"event {i}: only supermerges may follow a supermerge")
+        if kind in ("merge", "supermerge"):
             if len(rest) != 3:
-                raise EventLogError(f"event {i}: a merge is ['merge', new, left, right]")
+                raise EventLogError(f"event {i}: a {kind} is ['{kind}', new, left, right]")
             _, a, b = rest
             if not (a in present and b in present):
-                raise EventLogError(f"event {i}: merge ({a}, {b}) uses a token that is not present")
+                raise EventLogError(
+                    f"event {i}: {kind} ({a}, {b}) uses a token that is not present"
+                )
             if token == BYTE_TOKENS + made:
                 if made >= len(merges) or tuple(merges[made]) != (a, b):
                     raise EventLogError(
-                        f"event {i}: merge makes id {token} from ({a}, {b}), but the merges "
+                        f"event {i}: {kind} makes id {token} from ({a}, {b}), but the merges "
                         f"list makes it from {merges[made] if made < len(merges) else 'nothing'}"
                     )
                 made += 1
@@ -81,12 +101,13 @@ def check_events(
                 table[token] != table[a] + table[b]
             ):
                 raise EventLogError(
-                    f"event {i}: merge ({a}, {b}) -> {token}: a repeated id must be a token "
+                    f"event {i}: {kind} ({a}, {b}) -> {token}: a repeated id must be a token "
                     "with the same bytes, made before"
                 )
             present.add(token)
             removed.discard(token)
-            out.append(("merge", token, a, b))
+            supermerged = kind == "supermerge"
+            out.append((kind, token, a, b))
         elif kind == "remove":
             if token not in present or token < BYTE_TOKENS:
                 raise EventLogError(f"event {i}: cannot remove token {token}: not a present merge")
@@ -114,7 +135,9 @@ def check_events(
                 marked.discard(token)
             out.append((kind, token))
         else:
-            raise EventLogError(f"event {i}: unknown kind {kind!r} (merge, remove, mark or unmark)")
+            raise EventLogError(
+                f"event {i}: unknown kind {kind!r} (merge, remove, mark, unmark or supermerge)"
+            )
     if made != len(merges):
         raise EventLogError(
             f"the event log makes {made} tokens but the merges list has {len(merges)}"
@@ -149,6 +172,7 @@ class Replay:
         self._merge_at: dict[tuple[int, int], list[int]] = {}
         self._remove_at: dict[int, list[int]] = {}
         self._events = list(events)
+        self._events = [ev for ev in self._events if ev[0] != "supermerge"]
         for i, ev in enumerate(self._events):
             if ev[0] == "merge":
                 self._merge_at.setdefault((ev[2], ev[3]), []).append(i)
@@ -165,6 +189,22 @@ class Replay:
         return at[j] if j < len(at) else None
 
     def __call__(self, piece: bytes) -> list[int]:
+        return self._replay(piece, None)
+
+    def trace(self, piece: bytes) -> tuple[list[int], list[int]]:
+        """The piece's tokens, and every token a merge consumed on the way (one entry
+        per occurrence consumed: each merge of ``(a, b)`` consumes an ``a`` and a
+        ``b``). What pruning measures a tokenizer's tokens by.
+
+        >>> r = Replay([("merge", 256, 97, 98), ("merge", 257, 256, 99)],
+        ...            {256: (97, 98), 257: (256, 99)}, frozenset())
+        >>> r.trace(b"abcab")
+        ([257, 256], [97, 98, 97, 98, 256, 99])
+        """
+        consumed: list[int] = []
+        return self._replay(piece, consumed), consumed
+
+    def _replay(self, piece: bytes, consumed: list[int] | None) -> list[int]:
         tokens = list(piece)
         cursor = -1
         merge_at, remove_at, events = self._merge_at, self._remove_at, self._events
@@ -195,6 +235,8 @@ class Replay:
             if ev[0] == "merge":
                 _, new, a, b = ev
                 out = apply_merge(tokens, a, b, new)
+                if consumed is not None:
+                    consumed += [a, b] * (len(tokens) - len(out))
             else:
                 token, parts = ev[1], ev[2:]
                 for t in tokens:
@@ -226,3 +268,56 @@ def hide(
             else:
                 out.append(x)
     return out
+
+
+class Supermerger:
+    """Join the pieces of a text by a log's supermerges (BoundlessBPE's encoding).
+
+    Each maximal run of adjacent pieces that are one token each is merged as BPE
+    merges by rank: the adjacent pair whose supermerge came first, every occurrence
+    left to right, until no adjacent pair is a supermerge; a piece of several tokens
+    is left as it is and ends a run. This is the BoundlessBPE authors' inference
+    (``Tokenizer.fast_supermerge``). O(run length x supermerges applied) per run.
+
+    >>> join = Supermerger([("supermerge", 300, 10, 11), ("supermerge", 301, 300, 12)])
+    >>> join([[10], [11], [12], [13, 14], [10], [11]])
+    [301, 13, 14, 300]
+    """
+
+    def __init__(self, events: Sequence[tuple[Any, ...]]) -> None:
+        self._rank: dict[tuple[int, int], tuple[int, int]] = {}
+        for ev in events:
+            if ev[0] == "supermerge":
+                self._rank.setdefault((ev[2], ev[3]), (len(self._rank), ev[1]))
+
+    def __bool__(self) -> bool:
+        return bool(self._rank)
+
+    def __call__(self, pieces: Sequence[list[int]]) -> list[int]:
+        out: list[int] = []
+        run: list[int] = []
+        for ids in pieces:
+            if len(ids) == 1:
+                run.append(ids[0])
+                continue
+            if run:
+                out += self._join(run) if len(run) > 1 else run
+                run = []
+            out += ids
+        if run:
+            out += self._join(run) if len(run) > 1 else run
+        return out
+
+    def _join(self, run: list[int]) -> list[int]:
+        rank = self._rank
+        while len(run) > 1:
+            best: tuple[int, int] | None = None
+            pair = (0, 0)
+            for p in pairwise(run):
+                r = rank.get(p)
+                if r is not None and (best is None or r < best):
+                    best, pair = r, p
+            if best is None:
+                break
+            run = apply_merge(run, pair[0], pair[1], best[1])
+        return run

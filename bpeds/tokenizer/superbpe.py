@@ -24,7 +24,7 @@ from bpeds.tokenizer.trained import TrainedModel
 from bpeds.variants import Variant
 from bpeds.vocab import BYTE_TOKENS
 
-__all__ = ["SUPERBPE_STAGE2", "Stages", "stage2_pattern"]
+__all__ = ["SUPERBPE_STAGE2", "Stages", "check_two_runs", "stage2_pattern"]
 
 #: SuperBPE's default second-stage pattern: digits in groups of three counted from the
 #: right (as the paper's stage 2 splits numbers), runs of newlines, and everything else
@@ -37,6 +37,33 @@ def stage2_pattern(variant: Variant) -> str:
     :data:`SUPERBPE_STAGE2` when it gives none."""
     pattern: str | None = getattr(variant, "stage2_pattern", None)
     return SUPERBPE_STAGE2 if pattern is None else pattern
+
+
+def check_two_runs(
+    variant: Variant,
+    data: object,
+    special_tokens: Iterable[str] | Mapping[str, int],
+    base: object,
+    representation: object,
+) -> list[str]:
+    """What a variant that trains in two runs over the same data (SuperBPE, BoundlessBPE)
+    needs of the arguments: data it can read twice, ungrouped; no base; the ``type``
+    representation; special tokens as a list of texts (returned). ``ValueError`` naming
+    the argument otherwise."""
+    name = variant.name
+    if base is not None:
+        raise ValueError(f"variant {name!r} trains from bytes: it takes no base")
+    if representation not in (PresetDefault.REPRESENTATION, "type"):
+        raise ValueError(f"variant {name!r} needs representation='type'")
+    if isinstance(data, Iterator) or groups_of(data) is not None:
+        raise ValueError(
+            f"variant {name!r} reads the data twice (once per run): give "
+            "a str, a path or a list of them, not a one-shot iterator or groups"
+        )
+    texts, given = special_texts(special_tokens)
+    if given is not None:
+        raise ValueError(f"with variant {name!r}, give special tokens as a list of texts")
+    return texts
 
 
 class Stages:
@@ -58,19 +85,7 @@ class Stages:
         base: object,
         representation: object,
     ) -> None:
-        name = variant.name
-        if base is not None:
-            raise ValueError(f"variant {name!r} trains from bytes: it takes no base")
-        if representation not in (PresetDefault.REPRESENTATION, "type"):
-            raise ValueError(f"variant {name!r} needs representation='type'")
-        if isinstance(data, Iterator) or groups_of(data) is not None:
-            raise ValueError(
-                f"variant {name!r} reads the data twice (once per pre-tokenization): give "
-                "a str, a path or a list of them, not a one-shot iterator or groups"
-            )
-        texts, given = special_texts(special_tokens)
-        if given is not None:
-            raise ValueError(f"with variant {name!r}, give special tokens as a list of texts")
+        texts = check_two_runs(variant, data, special_tokens, base, representation)
         self.vocab_size = check_int(vocab_size, "vocab_size", 0)
         first = BYTE_TOKENS + len(texts)
         if self.vocab_size < first:

@@ -35,9 +35,10 @@ from bpeds.scoring.base import Score, reporting_score_errors
 from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import TieRule, tie_rule
 from bpeds.tokenizer import pieces
+from bpeds.tokenizer.boundless import WordPass
 from bpeds.tokenizer.continued import BaseModel, Continuation
 from bpeds.tokenizer.counts import Counts
-from bpeds.tokenizer.groups import check_groups, grouped_corpus, groups_of, named
+from bpeds.tokenizer.groups import check_groups, dev_groups, grouped_corpus, groups_of, named
 from bpeds.tokenizer.io import (
     DEFAULT_BLOCK_SIZE,
     check_block_size,
@@ -51,7 +52,7 @@ from bpeds.tokenizer.presets import PRESETS, PresetDefault, resolve_preset
 from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
 from bpeds.tokenizer.progress import Progress, resolve_progress
 from bpeds.tokenizer.special import check_special_ids, special_list, special_texts
-from bpeds.tokenizer.superbpe import Stages
+from bpeds.tokenizer.superbpe import Stages, check_two_runs
 from bpeds.tokenizer.trained import TrainedModel
 from bpeds.variants import Variant, get_variant
 from bpeds.vocab import BYTE_TOKENS, Vocab
@@ -123,14 +124,69 @@ def train_model(
         args = replace(args, **counts_options(counted, args))
     if args.variant is not None:
         variant = get_variant(args.variant)
+        if (variant.switches or variant.supermerges) and counted is not None:
+            does = "splits the text a second time" if variant.switches else "reads it again"
+            raise ValueError(
+                f"variant {variant.name!r} {does} for its second run, which counts cannot "
+                "give: train it on the text"
+            )
         if variant.switches:
-            if counted is not None:
-                raise ValueError(
-                    f"variant {variant.name!r} splits the text a second time with another "
-                    "pattern, which counts cannot give: train it on the text"
-                )
             return _train_stages(variant, data, vocab_size, args)
+        if variant.supermerges:
+            return _train_supermerges(variant, data, vocab_size, args)
     return _train_once(data, vocab_size, args)
+
+
+def _train_supermerges(
+    variant: Variant, data: object, vocab_size: int, args: TrainArguments
+) -> TrainedModel:
+    """Two passes for a variant that joins whole pre-tokens (BoundlessBPE): the word-level
+    pass with the variant, then the second pass on the runs of whole-word pre-tokens,
+    its supermerges competing with the first pass's merges (:mod:`bpeds.tokenizer.boundless`).
+    O(the two runs + reading the data twice)."""
+    texts = check_two_runs(variant, data, args.special_tokens, args.base, args.representation)
+    counts: list[int] = []
+    user = args.on_merge
+
+    def note(record: MergeRecord, token: bytes) -> None:
+        counts.append(record.count)
+        if user is not None:
+            user(record, token)
+
+    words = replace(args, special_tokens=texts, on_merge=note)
+    run = _Run(data, vocab_size, words)
+    if run.source is None:
+        raise ValueError(
+            f"variant {variant.name!r} joins pre-tokens: give a split pattern, not pattern=None"
+        )
+    first = _train_once(data, vocab_size, words)
+    word = WordPass(first, counts)
+    runs = word.runs(data, run.source, variant.superword, texts, run.errors, run.block_size)  # type: ignore[attr-defined]
+    second = variant.second_pass(word.counts, word.sizes)  # type: ignore[attr-defined]
+    limit = len(word.counts) + 1
+    driver = MergeDriver(
+        word.corpus(runs),
+        limit,
+        score=run.score,
+        tie=run.tie,
+        counting=run.counting,  # type: ignore[arg-type]
+        min_count=run.min_frequency,
+        vocab=word.vocab,
+        variant=second,
+        max_merges=limit,
+    )
+    with gc_paused():
+        driver.run()
+    options = dict(first.options)
+    options["supermerges"] = {
+        "runs": len(runs),
+        "word_merges": len(word.counts),
+        "kept_merges": second.kept,
+        "made": len(driver.records),
+    }
+    return word.model(
+        [e for e in driver.events if e.kind == "merge"], driver.vocab, second.kept, texts, options
+    )
 
 
 def _train_stages(
@@ -281,6 +337,7 @@ class _Run:
         if self.groups is None:
             check_data(data)  # every path of a list is there before anything is read
         check_groups(self.score, self.groups)
+        self.dev = dev_groups(self.score, self.groups)
         if self.base is not None and self.groups is not None:
             raise ValueError("continued training (base=...) takes ungrouped data")
         for part in [data] if self.groups is None else [part for _, part in self.groups]:
@@ -307,7 +364,9 @@ class _Run:
         """The corpus of ``data``, and the vocabulary it starts from (a base's, or None:
         the bytes). Warns if a score that compares groups finds fewer than two filled."""
         if self.groups is not None:
-            corpus, filled = grouped_corpus(self.groups, self.pieces_of, self.sequence)
+            corpus, filled = grouped_corpus(self.groups + self.dev, self.pieces_of, self.sequence)
+            names = {name for name, _ in self.groups}
+            filled = [name for name in filled[: len(self.groups)] if name in names]
             if self.score.declaration.groups and len(filled) < 2:
                 warnings.warn(
                     f"score {self.score.name!r} compares groups, but only {len(filled)} of the "
