@@ -11,7 +11,9 @@ corrupt model, invalid UTF-8, a special token where none is allowed, an
 output file that exists without ``--force``, a tokenizer a format cannot
 hold); 2 usage (unknown option, missing or invalid argument value, such as a
 vocabulary size too small for the 256 bytes and the special tokens);
-130 interrupted.
+130 interrupted. Each error is one line on standard error; ``bpeds --traceback
+COMMAND ...`` prints its Python traceback before it (where your own score's
+code failed, say).
 
 Models are read in any of: bpeds JSON (what ``bpeds train`` writes), a
 Hugging Face ``tokenizer.json`` numbered as bpeds numbers tokens, or a
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from bpeds import __version__
@@ -73,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"bpeds {__version__}")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an error, print its Python traceback (of your own score's code, say) before "
+        "the one-line message",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for command in COMMANDS:
@@ -114,7 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     prog = f"bpeds {args.command}"
     try:
-        return int(args.run(args))
+        try:
+            return int(args.run(args))
+        except Exception as exc:
+            if args.traceback:  # the whole chain: the user's own code's error included
+                traceback.print_exception(exc, file=sys.stderr)
+            raise
     except UsageError as exc:
         note(f"{prog}: error: {exc}")
         return EXIT_USAGE

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ from bpeds.tokenizer.files import check_targets
 from bpeds.tokenizer.formats import rank_rule_conflicts, save_hf, save_minbpe, save_tiktoken
 from bpeds.tokenizer.formats.minbpe import minbpe_paths
 from bpeds.tokenizer.formats.tiktoken_format import NO_SPLIT_PATTERN
+from bpeds.tokenizer.io import is_endless
 from bpeds.tokenizer.limits import parse_json_limited
 
 __all__ = [
@@ -91,18 +90,6 @@ def _decode(data: bytes, source: str, errors: str) -> str:
         ) from None
 
 
-def _endless(fd: int) -> bool:
-    """Whether ``fd`` is a device that never ends (``/dev/zero``, ``/dev/urandom``): a
-    character device that is neither a terminal nor ``/dev/null``."""
-    st = os.fstat(fd)
-    if not stat.S_ISCHR(st.st_mode) or os.isatty(fd):
-        return False
-    try:
-        return st.st_rdev != os.stat(os.devnull).st_rdev
-    except OSError:
-        return True
-
-
 def read_input(path: str, errors: str) -> str:
     """A text file's contents, or stdin's for ``-``; an endless device is refused."""
     if path == "-":
@@ -110,11 +97,11 @@ def read_input(path: str, errors: str) -> str:
             fd = sys.stdin.fileno()
         except (OSError, ValueError, AttributeError):  # an in-process stand-in
             fd = -1
-        if fd >= 0 and _endless(fd):
+        if fd >= 0 and is_endless(fd):
             raise DataError("standard input is a device that never ends; give a file or a pipe")
         return _decode(sys.stdin.buffer.read(), "standard input", errors)
     with open(path, "rb") as f:
-        if _endless(f.fileno()):
+        if is_endless(f.fileno()):
             raise DataError(f"{path} is a device that never ends; give a file or a pipe")
         data = f.read()
     return _decode(data, path, errors)

@@ -26,6 +26,7 @@ from bpeds.cli.common import (
 )
 from bpeds.tokenizer.formats import load_model
 from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.pattern_safety import PatternTimeoutError
 from bpeds.tokenizer.training import train
 
 
@@ -167,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    except (InvalidTextError, OSError, ImportError):
+    except (InvalidTextError, PatternTimeoutError, OSError, ImportError):
         raise
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None

@@ -31,6 +31,7 @@ from bpeds.cli.common import (
 from bpeds.tokenizer.counting import count, count_to_file
 from bpeds.tokenizer.counts import sum_counts
 from bpeds.tokenizer.io import InvalidTextError
+from bpeds.tokenizer.pattern_safety import PatternTimeoutError
 
 
 def _expand(items: Sequence[str]) -> list[Path]:
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                     raise DataError(str(exc)) from None
                 summed.save(output, overwrite=args.force)
                 pieces, total = len(summed), summed.total
-        except (InvalidTextError, OSError, ImportError, DataError):
+        except (InvalidTextError, PatternTimeoutError, OSError, ImportError, DataError):
             raise
         except (ValueError, TypeError) as exc:  # count checks its arguments before reading
             raise UsageError(str(exc)) from None
@@ -185,21 +186,26 @@ def _scheduler(address: str | None) -> Iterator[Any]:
 
 
 def _size_arg(value: str) -> int:
-    """A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024)."""
+    """A size in bytes: a number with an optional K, M, G, T or P suffix (powers of 1024),
+    from 1 MiB to 1024 PiB."""
     text = value.strip().upper().removesuffix("B").removesuffix("I")
     scale = 1
-    if text and text[-1] in "KMGT":
-        scale = 1024 ** ("KMGT".index(text[-1]) + 1)
+    if text and text[-1] in "KMGTP":
+        scale = 1024 ** ("KMGTP".index(text[-1]) + 1)
         text = text[:-1]
     try:
         number = float(text)
     except ValueError:
         number = -1
-    if not number > 0 or number * scale < 1 << 20:
+    if not (1 << 20) <= number * scale <= _MAX_SIZE:  # NaN, inf and 1e400 included
         raise argparse.ArgumentTypeError(
-            f"expected a size of at least 1M such as 512M or 4G, got {value!r}"
+            f"expected a size from 1M to 1024P such as 512M or 4G, got {value!r}"
         )
     return int(number * scale)
+
+
+#: The largest --max-memory: 1024 PiB, far beyond any machine (and a float's exact range).
+_MAX_SIZE = 1 << 60
 
 
 def register(sub: Any) -> None:

@@ -36,6 +36,7 @@ from bpeds.scoring.registry import get_score
 from bpeds.tokenizer.formats import load_model
 from bpeds.tokenizer.io import InvalidTextError
 from bpeds.tokenizer.normalize import NORMALIZERS
+from bpeds.tokenizer.pattern_safety import PatternTimeoutError
 from bpeds.tokenizer.presets import PRESETS
 from bpeds.tokenizer.trainer import merges_for
 from bpeds.tokenizer.training import train
@@ -129,7 +130,7 @@ def _train(args: argparse.Namespace, specials: list[str], score: Any) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             tok = train(data, args.vocab_size, **options)
-    except (InvalidTextError, OSError, ImportError):
+    except (InvalidTextError, PatternTimeoutError, OSError, ImportError):
         raise
     except (ValueError, TypeError) as exc:  # train checks its arguments before reading data
         raise UsageError(str(exc)) from None

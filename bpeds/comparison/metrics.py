@@ -84,15 +84,27 @@ def renyi_efficiency(counts: Iterable[int], vocab_size: int, alpha: float = 2.5)
     >>> round(renyi_efficiency([3, 1], 4, alpha=2), 6)  # -log2(0.625) / 2
     0.339036
 
-    ``ValueError`` for no positive count, ``vocab_size < 2`` or ``alpha < 0``.
+    ``ValueError`` for no positive count, ``vocab_size < 2`` or an ``alpha``
+    that is not a finite number ``>= 0`` (NaN included). A large ``alpha``,
+    where every ``p_i ** alpha`` underflows, is computed relative to the
+    largest ``p_i`` (it tends to the min-entropy ``-log2(max p_i)``).
     O(len(counts)).
+
+    >>> round(renyi_efficiency([3, 1], 4, alpha=1e6), 6)  # -log2(0.75) / 2
+    0.207519
     """
-    if alpha < 0:
-        raise ValueError(f"alpha must be >= 0, got {alpha!r}")
+    if not 0 <= alpha < math.inf:
+        raise ValueError(f"alpha must be >= 0 and finite, got {alpha!r}")
     if alpha == 1:
         return shannon_efficiency(counts, vocab_size)
     ps = _probabilities(counts, vocab_size)
-    entropy = math.log2(math.fsum(p**alpha for p in ps)) / (1 - alpha)
+    total = math.fsum(p**alpha for p in ps)
+    if total > 0:
+        log_total = math.log2(total)
+    else:  # every p ** alpha underflows: scale by the largest p
+        top = max(ps)
+        log_total = alpha * math.log2(top) + math.log2(math.fsum((p / top) ** alpha for p in ps))
+    entropy = log_total / (1 - alpha)
     return entropy / math.log2(vocab_size)
 
 
@@ -329,6 +341,8 @@ def sizes_for(num_merges: int, sizes: int | Sequence[int], extra: int) -> list[i
     [11, 22, 44]
     >>> sizes_for(100, [300, 356, 5000], 0)
     [44, 100]
+    >>> sizes_for(100, 10**9, 0)  # O(log num_merges), whatever n
+    [1, 2, 3, 6, 12, 25, 50, 100]
     """
     if isinstance(sizes, int):
         full = BYTE_TOKENS + num_merges + extra
@@ -336,7 +350,10 @@ def sizes_for(num_merges: int, sizes: int | Sequence[int], extra: int) -> list[i
         ks = {merges_for(s, extra) for s in powers if s < full}
         ks = set(sorted(ks)[::-1][: sizes - 1])
         if not ks:  # a vocabulary of 512 tokens or fewer: half the merges, a quarter, ...
-            ks = {round(num_merges / 2**i) for i in range(1, sizes)} - {0}
+            ks = {
+                round(num_merges / 2**i) for i in range(1, min(sizes, num_merges.bit_length() + 2))
+            }
+            ks -= {0}
     else:
         ks = {merges_for(s, extra) for s in sizes}
     return sorted(k for k in ks | {num_merges} if 0 < k <= num_merges or k == num_merges)

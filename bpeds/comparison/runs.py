@@ -14,8 +14,10 @@ non-daemonic process, ended by the comparison if the comparison stops first.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import multiprocessing.connection
+import os
 import sys
 import time
 import traceback
@@ -37,6 +39,8 @@ from bpeds.comparison.metrics import HeldOut, evaluate, read_heldout
 from bpeds.comparison.provenance import provenance
 from bpeds.comparison.report import Comparison
 from bpeds.errors import BpedsError
+from bpeds.processes import worker_started
+from bpeds.scoring import ScoreError
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.counts import Counts
@@ -199,13 +203,17 @@ def run(job: Job, isolated: bool) -> Result:
         raise
     except Exception as exc:
         res.error = f"{type(exc).__name__}: {exc}"
-        if not isinstance(exc, BpedsError | ValueError | TypeError | OSError):
+        if isinstance(exc, ScoreError) or not isinstance(
+            exc, BpedsError | ValueError | TypeError | OSError
+        ):  # a failure of code: its traceback (a score's own, chained, included)
             res.notes.append(traceback.format_exc())
     return res
 
 
-def _child(job: Job, conn: Any) -> None:
-    """A configuration's own process: run it, send the result back."""
+def _child(job: Job, conn: Any, parent: int) -> None:
+    """A configuration's own process: run it, send the result back. It ends with the
+    process that started it, and leaves Ctrl-C to it."""
+    worker_started(parent)
     conn.send(run(job, True))
     conn.close()
 
@@ -231,7 +239,7 @@ def run_in_processes(jobs: Sequence[Job], workers: int) -> list[Result]:
             while pending and len(running) < workers:
                 i, job = pending.pop(0)
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(job, send), daemon=False)
+                proc = ctx.Process(target=_child, args=(job, send, os.getpid()), daemon=False)
                 proc.start()
                 send.close()
                 running[recv] = (i, proc)
@@ -331,8 +339,8 @@ def compare(
         or undertrained_below < 1
     ):
         raise ValueError(f"undertrained_below must be an int >= 1, got {undertrained_below!r}")
-    if not isinstance(alpha, int | float) or alpha < 0:
-        raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 <= alpha < math.inf:
+        raise ValueError(f"alpha must be >= 0 and finite, got {alpha!r}")
     groups = [str(k) for k in heldout] if isinstance(heldout, Mapping) else []
     if reference is not None and reference not in groups:
         raise ValueError(

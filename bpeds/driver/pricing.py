@@ -9,7 +9,7 @@ from bpeds.corpus import CorpusRun
 from bpeds.driver.counts import CountTable
 from bpeds.driver.plan import Plan
 from bpeds.errors import InvariantError
-from bpeds.scoring.base import Kernel, Priority, Stats
+from bpeds.scoring.base import DeclarationError, Kernel, Priority, Stats
 from bpeds.scoring.ties import TieRule
 from bpeds.variants import Variant
 from bpeds.vocab import PAIR_MASK, PAIR_SHIFT, Vocab
@@ -24,9 +24,12 @@ class Pricing:
     bytes or when a variant's filter refuses it; otherwise its priority is the
     count (``priority="count"``), the inline ``kernel`` or the score's
     ``score_fn`` (with an :class:`~bpeds.scoring.base.Epochs` policy, the epoch
-    bound and its kernel). A dynamic tie rule (``leftmost``) folds in the pair's
-    first position: :meth:`bound` folds a stored lower bound of it (positions only
-    move right, so the fold is an upper bound), :meth:`current` the exact one.
+    bound and its kernel). A NaN from the kernel or the score raises
+    :class:`~bpeds.scoring.base.DeclarationError` naming the score and the pair
+    (:meth:`~bpeds.driver.checks.check_shortcuts` sees only the first pairs). A
+    dynamic tie rule (``leftmost``) folds in the pair's first position:
+    :meth:`bound` folds a stored lower bound of it (positions only move right, so
+    the fold is an upper bound), :meth:`current` the exact one.
 
     Every method is O(1) per pair plus one score call, except :meth:`current` with
     a dynamic rule, which asks the corpus run for the pair's first position.
@@ -64,6 +67,7 @@ class Pricing:
         "plan",
         "positions",
         "score_fn",
+        "score_name",
         "shift",
         "stats",
         "table",
@@ -84,8 +88,10 @@ class Pricing:
         *,
         max_token_length: int | None,
         variant: Variant | None,
+        score_name: str = "?",
     ) -> None:
         self.plan = plan
+        self.score_name = score_name
         self.table = table
         self.counts_get = table.pairs.get
         self.unigram = table.unigram
@@ -126,8 +132,21 @@ class Pricing:
         kernel = self.kernel
         if kernel is not None and left != right:
             uni = self.unigram
-            return kernel(c, uni[left], uni[right], self.table.totals.tokens)
-        return self.score_fn(c, left, right, self.stats)
+            s = kernel(c, uni[left], uni[right], self.table.totals.tokens)
+        else:
+            s = self.score_fn(c, left, right, self.stats)
+        if s != s:  # NaN: unordered, it would corrupt the selection structure
+            raise self._nan(left, right, s, kernel is not None and left != right)
+        return s
+
+    def _nan(self, left: int, right: int, s: object, by_kernel: bool) -> DeclarationError:
+        where = "its kernel" if by_kernel else "its score"
+        return DeclarationError(
+            f"score {self.score_name!r}: {where} gave {s!r} for pair ({left}, {right}), which "
+            "is not a priority: NaN is unordered (neither larger nor smaller than any "
+            "other), so no pair could be selected by it; return a number, or None to leave "
+            "the pair out"
+        )
 
     def bound(self, k: int, c: int) -> Priority | None:
         """An upper bound of the pair's priority at count ``c``: its score, with a

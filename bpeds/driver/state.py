@@ -114,6 +114,7 @@ class RunState:
             clock.kernel() if clock is not None else kernel,
             max_token_length=driver.max_token_length,
             variant=variant,
+            score_name=score.name,
         )
         select: Selection
         exact_stats = stats

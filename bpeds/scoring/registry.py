@@ -67,7 +67,8 @@ def load_object(target: str) -> object:
     form ``module:attribute``; the module cannot be found (a module it imports
     that is missing is named as such); importing the module raised (the
     message gives the exception, which is chained); the module has no such
-    attribute. Importing runs the module's code.
+    attribute. Importing runs the module's code (a module that calls
+    ``sys.exit()`` while imported is an import that failed).
     """
     if not isinstance(target, str):
         raise TypeError(f"expected 'module:attribute', got {type(target).__name__}")
@@ -87,7 +88,7 @@ def load_object(target: str) -> object:
             f"cannot import module {module_name!r} for {target!r}: it imports {missing!r}, "
             "which is not installed"
         ) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: the module called sys.exit()
         raise ValueError(
             f"importing module {module_name!r} for {target!r} failed: {type(exc).__name__}: {exc}"
         ) from exc
@@ -157,6 +158,10 @@ def _build(label: str, cls: type[Score], options: dict[str, Any]) -> Score:
         score = cls(**options)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"bad options for score {label!r}: {exc}") from exc
+    except Exception as exc:  # the constructor's own failure (the exception is chained)
+        raise ValueError(
+            f"making score {label!r} failed: {type(exc).__name__}: {str(exc)[:300]}"
+        ) from exc
     return score
 
 

@@ -55,14 +55,21 @@ class LengthWeighted(Score):
     """``count * (len(left) + len(right)) ** alpha``: favours long merges. ``PAIR`` class
     (byte lengths are fixed properties of a pair).
 
-    With an integer ``alpha`` the score is an exact integer.
+    With an integer ``alpha`` the score is an exact integer. ``alpha`` is an int or
+    a float from 0 to :attr:`MAX_ALPHA`: beyond it the weights of long tokens
+    overflow a float, or are integers of hundreds of digits (``ValueError``; a
+    ``bool`` or another type, ``TypeError``).
     """
 
     name = "length_weighted"
+    #: The largest ``alpha``: a token pair of 64 KiB is weighted 2**512 at most.
+    MAX_ALPHA = 32
 
     def __init__(self, alpha: float = 1) -> None:
-        if not alpha >= 0:
-            raise ValueError(f"alpha must be >= 0, got {alpha!r}")
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float):
+            raise TypeError(f"alpha must be an int or a float, got {type(alpha).__name__}")
+        if not 0 <= alpha <= self.MAX_ALPHA:
+            raise ValueError(f"alpha must be from 0 to {self.MAX_ALPHA}, got {alpha!r}")
         self.alpha = alpha
         # count times a fixed weight; an int alpha gives int scores (packed heap entries)
         self.declaration = Declaration(

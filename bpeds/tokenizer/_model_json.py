@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from bpeds.errors import ModelFormatError
-from bpeds.tokenizer.limits import check_text, read_limited, short_repr
+from bpeds.tokenizer.limits import check_text, check_token_lengths, read_limited, short_repr
 from bpeds.tokenizer.pattern_safety import MAX_PATTERN_LENGTH
+from bpeds.tokenizer.pretokenize import mark_from_file, resolve_pattern
 
 __all__ = ["FORMAT", "VERSION", "ModelParts", "build", "parse", "read", "render"]
 
@@ -240,9 +241,13 @@ def read(path: str | os.PathLike[str]) -> ModelParts:
 def build(factory: Callable[..., T], parts: ModelParts) -> T:
     """``factory(merges, pattern=..., special_tokens=..., options=...)``, its
     ``ValueError``/``TypeError`` reworded as :class:`~bpeds.errors.ModelFormatError`
-    naming ``parts.source``."""
+    naming ``parts.source``. Its pattern is matched with a time limit from then on
+    (:func:`~bpeds.tokenizer.pretokenize.mark_from_file`). The tokens' lengths are checked first
+    (:func:`~bpeds.tokenizer.limits.check_token_lengths`), before anything builds their
+    bytes."""
+    check_token_lengths(parts.merges, parts.source, ModelFormatError)
     try:
-        return factory(
+        built = factory(
             parts.merges,
             pattern=parts.pattern,
             special_tokens=parts.special_tokens,
@@ -254,6 +259,8 @@ def build(factory: Callable[..., T], parts: ModelParts) -> T:
         )
     except (ValueError, TypeError) as exc:
         raise ModelFormatError(f"{parts.source}: {exc}") from None
+    mark_from_file(resolve_pattern(parts.pattern)[0])  # matched with a time limit from now on
+    return built
 
 
 _TIKTOKEN_LINE = re.compile(rb"[A-Za-z0-9+/]+=*[ \t]+[0-9]+\r?\n")

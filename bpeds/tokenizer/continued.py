@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import pairwise
 from typing import Any, Protocol, cast
 
@@ -25,7 +26,8 @@ from bpeds.corpus import TypeCorpus
 from bpeds.scoring.ties import SmallestIds, TieRule, tie_rule
 from bpeds.tokenizer.encoder import bpe, rank_table, token_table
 from bpeds.tokenizer.normalize import Form, check_normalizer
-from bpeds.tokenizer.pretokenize import resolve_pattern
+from bpeds.tokenizer.pattern_safety import findall_within
+from bpeds.tokenizer.pretokenize import match_limits, resolve_pattern
 from bpeds.vocab import BYTE_TOKENS, Vocab
 
 __all__ = ["BaseModel", "Continuation"]
@@ -151,8 +153,13 @@ class Continuation:
         for token in ranks:
             if len(token) > 1:
                 inner.update(pairwise(token))
-        _, compiled = resolve_pattern(self.pattern)
-        findall = None if compiled is None else compiled.findall
+        source, compiled = resolve_pattern(self.pattern)
+        limits = match_limits(source)  # the base's pattern: timed if it came from a file
+        findall: Callable[[str], list[str]] | None = None
+        if compiled is not None:
+            findall = compiled.findall
+            if limits is not None:
+                findall = partial(findall_within, compiled, limits=limits)
         cache: dict[str, list[int]] = {}
 
         def encode(segment: str) -> list[int]:

@@ -23,8 +23,9 @@ from concurrent.futures import Executor, as_completed
 from pathlib import Path
 from typing import Any
 
+from bpeds.processes import reporting_lost_workers
 from bpeds.tokenizer import executors, pieces
-from bpeds.tokenizer.counts import Counts, SpillCounter
+from bpeds.tokenizer.counts import Counts, CountsFormatError, SpillCounter, iter_blocks
 from bpeds.tokenizer.files import check_targets
 from bpeds.tokenizer.io import (
     DEFAULT_BLOCK_SIZE,
@@ -110,18 +111,26 @@ class _Plan:
         self.unicode = None if self.source is None else unicode
         return self
 
+    def who(self) -> str:
+        """What does the work, for messages: the Dask cluster, the executor, or processes."""
+        if self.bag or executors.is_dask_client(self.executor):
+            return "the Dask cluster"
+        return "the executor" if self.executor is not None else "the worker processes"
+
     def empty(self) -> Counts:
         return Counts._trusted({}, self.source, self.specials, self.unicode)
 
-    def feed(self, sink: SpillCounter) -> None:
-        """Count the data into ``sink``, in order, where the arguments say."""
+    def feed(self, sink: SpillCounter, data: object = None) -> None:
+        """Count the data (or ``data``, a list of the data's files) into ``sink``, in order,
+        where the arguments say."""
+        data = self.data if data is None else data
         if self.executor is None:
             # Under a budget, the text read at a time and a batch's own tables (up to ~15
             # bytes per character of text without repeats, twice) are kept to a small share.
             size = pieces.BATCH_CHARS if self.max_memory is None else self.max_memory // 64
             size = max(1 << 16, min(pieces.BATCH_CHARS, size))
             segments = iter_segments(
-                self.data,
+                data,
                 pattern=self.source,
                 special_tokens=self.specials,
                 errors=self.errors,
@@ -129,14 +138,14 @@ class _Plan:
                 if self.max_memory is None
                 else min(self.block_size, size),
             )
-            segments = self.job.read(segments, data_size(self.data))
+            segments = self.job.read(segments, data_size(data))
             for part in pieces.batch_results(
                 segments, self.source, False, self.workers, size, self.unicode
             ):
                 sink.add(part)
             return
         todo = executors.tasks(
-            self.data, self.source, self.specials, self.errors, self.block_size, self.unicode
+            data, self.source, self.specials, self.errors, self.block_size, self.unicode
         )
         executor: Any = self.executor
         executors.on_executor(
@@ -229,29 +238,31 @@ def count(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
     ).tables(unicode)
     plan.job = JobProgress(resolve_progress(progress))
-    if plan.bag:
-        from bpeds.tokenizer import _dask
+    if not plan.bag:
+        refuse_file_names(data)
+    with reporting_lost_workers(plan.who()):
+        if plan.bag:
+            from bpeds.tokenizer import _dask
 
-        options = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
-        got = _dask.count_bag(
-            data, executors.count_partition, options, executor, executors.TREE_FANIN
-        )
-        return _at_least(got or plan.empty(), plan.min_count)
-    refuse_file_names(data)
-    if executors.is_dask_client(executor) and max_memory is None:
-        from bpeds.tokenizer import _dask
+            options = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
+            got = _dask.count_bag(
+                data, executors.count_partition, options, executor, executors.TREE_FANIN
+            )
+            return _at_least(got or plan.empty(), plan.min_count)
+        if executors.is_dask_client(executor) and max_memory is None:
+            from bpeds.tokenizer import _dask
 
-        todo = executors.tasks(
-            data, plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode
-        )
-        got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
-        return _at_least(got or plan.empty(), plan.min_count)
-    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
-        try:
-            plan.feed(sink)
-        finally:
-            plan.job.close()
-        return sink.counts(plan.source, plan.specials, plan.min_count, plan.unicode)
+            todo = executors.tasks(
+                data, plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode
+            )
+            got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
+            return _at_least(got or plan.empty(), plan.min_count)
+        with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+            try:
+                plan.feed(sink)
+            finally:
+                plan.job.close()
+            return sink.counts(plan.source, plan.specials, plan.min_count, plan.unicode)
 
 
 def count_to_file(
@@ -283,14 +294,19 @@ def count_to_file(
     reduction returns one table). Returns ``(distinct pieces, total)``.
 
     ``resume_dir`` (an existing directory) makes a long count resumable: each
-    file's counts are saved there as a part file as soon as it is counted,
-    named by a digest of the file's resolved path, size and modification
-    time and of the pattern, special tokens and ``errors``; a run that finds
-    a file's part skips the file. Interrupted, the same call again counts
-    only the files not done yet. The parts are added in the files' order
-    (so the result is the same) and deleted once the output is written.
-    ``data`` must then be paths only. ``on_file(path, size, skipped)`` is
-    called as each file is done (for progress).
+    file's counts are saved there as a part file as soon as it is counted
+    (under ``max_memory`` too), named by a digest of the file's resolved
+    path, size and modification time and of the pattern, special tokens and
+    ``errors``; a run that finds a file's part, complete and counted with
+    this run's pattern and special tokens, skips the file. A part that is
+    not (cut short by a crash, empty, corrupt, made another way) is counted
+    again and replaced. Interrupted, the same call again counts only the
+    files not done yet. The parts are added in the files' order (so the
+    result is the same), block by block under ``max_memory``, and deleted
+    once the output is written; runs may share a directory (a part another
+    run has deleted meanwhile is counted again). ``data`` must then be paths
+    only. ``on_file(path, size, skipped)`` is called as each file is done
+    (for progress).
     """
     plan = _Plan(
         data, pattern, special_tokens, workers, executor, errors, block_size, max_memory, min_count
@@ -299,13 +315,16 @@ def count_to_file(
         raise TypeError("count_to_file reads files and texts: count a dask.bag with count()")
     check_targets([path], overwrite=overwrite)
     refuse_file_names(data)
-    with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
+    with (
+        reporting_lost_workers(plan.who()),
+        SpillCounter(max_memory or sys.maxsize, spill_dir) as sink,
+    ):
         if resume_dir is None:
             plan.feed(sink)
         else:
-            parts = _resumable(plan, Path(resume_dir), on_file)
-            for part in parts:
-                sink.add(Counts.load(part)._pieces)
+            parts = _resumable(plan, Path(resume_dir), on_file, spill_dir)
+            for f, part in parts:
+                _add_part(plan, sink, f, part)
         written = sink.save(
             path,
             plan.source,
@@ -315,7 +334,7 @@ def count_to_file(
             unicode=plan.unicode,
         )
     if resume_dir is not None:
-        for part in parts:
+        for _, part in parts:
             part.unlink(missing_ok=True)
     return written
 
@@ -331,9 +350,37 @@ def _part_name(path: Path, plan: _Plan) -> str:
     return "part-" + hashlib.sha256(key.encode()).hexdigest()[:32] + ".counts"
 
 
-def _resumable(plan: _Plan, folder: Path, on_file: OnFile | None) -> list[Path]:
+def _part_done(part: Path, plan: _Plan) -> bool:
+    """Whether ``part`` holds a file's counts, complete and counted as ``plan`` counts
+    (read through once, a block at a time)."""
+    try:
+        for _ in iter_blocks(part, (plan.source, plan.specials)):
+            pass
+    except (FileNotFoundError, CountsFormatError):
+        return False
+    return True
+
+
+def _add_part(plan: _Plan, sink: SpillCounter, f: Path, part: Path) -> None:
+    """Add the counts of ``f`` from its part to ``sink``, a block at a time; if the part is
+    gone (a run sharing the directory finished and deleted it), count ``f`` again."""
+    blocks = iter_blocks(part, (plan.source, plan.specials))
+    try:
+        first = next(blocks, None)  # the part is open from here on
+    except FileNotFoundError:
+        plan.feed(sink, [f])
+        return
+    if first is not None:
+        sink.add(first)
+        for table in blocks:
+            sink.add(table)
+
+
+def _resumable(
+    plan: _Plan, folder: Path, on_file: OnFile | None, spill_dir: str | os.PathLike[str] | None
+) -> list[tuple[Path, Path]]:
     """Count each file of ``plan`` into its own part file in ``folder``, skipping files
-    whose part is there; the part files in the files' order."""
+    whose part is there and complete; each file with its part, in the files' order."""
     if not folder.is_dir():
         raise FileNotFoundError(f"resume directory {folder} does not exist: create it first")
     files: list[Path] = []
@@ -341,48 +388,35 @@ def _resumable(plan: _Plan, folder: Path, on_file: OnFile | None) -> list[Path]:
         if isinstance(unit, str):
             raise TypeError("resume_dir counts files one by one: give paths only, not texts")
         files.append(Path(unit))
-    parts = [folder / _part_name(f, plan) for f in files]
+    parts = [(f, folder / _part_name(f, plan)) for f in files]
 
-    def done(f: Path, part: Path, counts: Counts | None) -> None:
-        if counts is not None:
-            counts.save(part, overwrite=True)
+    def done(f: Path, skipped: bool) -> None:
         if on_file is not None:
-            on_file(f, f.stat().st_size, counts is None)
+            on_file(f, f.stat().st_size, skipped)
 
     todo = []
-    for f, part in zip(files, parts, strict=True):
-        if part.exists():
-            done(f, part, None)
+    for f, part in parts:
+        if _part_done(part, plan):
+            done(f, True)
         else:
             todo.append((f, part))
-    args = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
     if plan.executor is None:
         for f, part in todo:
-            if plan.workers == 1:
-                counts = executors.count_file(f, *args)
-            else:
-                segments = iter_segments(
-                    f,
-                    pattern=plan.source,
-                    special_tokens=plan.specials,
-                    errors=plan.errors,
-                    block_size=plan.block_size,
-                )
-                counted = pieces.count_pieces(
-                    segments, plan.source, workers=plan.workers, unicode=plan.unicode
-                )
-                assert isinstance(counted, dict)
-                counts = Counts._trusted(counted, plan.source, plan.specials, plan.unicode)
-            done(f, part, counts)
+            with SpillCounter(plan.max_memory or sys.maxsize, spill_dir) as sink:
+                plan.feed(sink, [f])
+                sink.save(part, plan.source, plan.specials, overwrite=True, unicode=plan.unicode)
+            done(f, False)
         return parts
     executor: Any = plan.executor
     if executors.is_dask_client(executor):
         executor = executor.get_executor()
+    args = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
     futures = {executor.submit(executors.count_file, f, *args): (f, part) for f, part in todo}
     try:
         for future in as_completed(futures):
             f, part = futures[future]
-            done(f, part, future.result())
+            future.result().save(part, overwrite=True)
+            done(f, False)
     finally:
         for future in futures:
             future.cancel()

@@ -37,9 +37,14 @@ Reading checks everything and trusts nothing: the magic and version, the
 header's types, each block's lengths against the limits and against what
 decompression gives, UTF-8, non-empty pieces, counts of at least 1, no piece
 twice, the totals against the header, the checksum, and that nothing
-follows. Any problem raises :class:`CountsFormatError` (a ``ValueError``)
-naming the file and what is wrong. Memory while reading: one block plus the
-counts read so far.
+follows; that the blocks decompress to at most :data:`MAX_INFLATION` times
+the bytes read plus one block; that the header is JSON of bounded depth
+without a key twice, whose special tokens are valid and do not overlap (as a
+tokenizer's must) and whose pattern compiles within the limits of
+:mod:`bpeds.tokenizer.pattern_safety`. Any problem raises
+:class:`CountsFormatError` (a ``ValueError``) naming the file and what is
+wrong. Memory while reading: one block plus the counts read so far, at most
+about ``MAX_INFLATION`` times the file's size plus a block.
 """
 
 from __future__ import annotations
@@ -60,16 +65,20 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from bpeds.errors import BpedsError
+from bpeds.tokenizer._model_json import _no_duplicates
 from bpeds.tokenizer.files import check_targets, write_stream
-from bpeds.tokenizer.pretokenize import pattern_label, resolve_pattern
+from bpeds.tokenizer.pretokenize import mark_from_file, pattern_label, resolve_pattern
+from bpeds.tokenizer.special import check_special_texts
 from bpeds.tokenizer.unicode_tables import check_unicode, unicode_differences
 
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
+    "MAX_INFLATION",
     "Counts",
     "CountsFormatError",
     "SpillCounter",
+    "iter_blocks",
     "sum_counts",
 ]
 
@@ -82,6 +91,10 @@ FORMAT_VERSION = 1
 MAX_HEADER = 1 << 20
 #: Largest block (uncompressed) written or accepted, in bytes; it bounds a piece's length.
 MAX_BLOCK = 64 << 20
+#: How many times their compressed size the blocks of a file may decompress to, beyond one
+#: block (:data:`MAX_BLOCK`): written files stay far below (text 3-10 times, a table of long
+#: runs of one character a few hundred), and a file made to inflate is refused before it does.
+MAX_INFLATION = 64
 #: Pieces aimed at per written block (raw size about ``BLOCK_TARGET`` bytes).
 BLOCK_TARGET = 1 << 20
 _LITTLE = sys.byteorder == "little"
@@ -314,6 +327,29 @@ class Counts:
             return _Reader(f, name).read()
 
 
+def iter_blocks(
+    path: str | os.PathLike[str], split: tuple[str | None, tuple[str, ...]] | None = None
+) -> Iterator[dict[str, int]]:
+    """The counts file at ``path`` block by block: each block's ``{piece: count}`` in order.
+
+    Checked as :meth:`Counts.load` checks (the checksum and the totals once
+    the last block has been given), except that a piece repeated in two
+    blocks is not noticed (that needs every piece in memory). ``split``:
+    the pattern source and special-token texts the file must have been
+    counted with, else :class:`CountsFormatError` before any block. Memory:
+    one block. O(file size).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.counts"
+    >>> _ = Counts({"ab": 2, "c": 1}, pattern=None).save(path)
+    >>> list(iter_blocks(path, (None, ())))
+    [{'ab': 2, 'c': 1}]
+    """
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        yield from _Reader(f, name).blocks(split)
+
+
 def sum_counts(parts: Iterable[Counts]) -> Counts:
     """The counts of the parts' texts one after the other (``parts[0] + parts[1] + ...``).
 
@@ -381,15 +417,11 @@ def _check_piece(piece: object, count: object) -> None:
 
 
 def _check_specials(special_tokens: Iterable[str]) -> tuple[str, ...]:
+    """The special-token texts as a tuple, checked as a tokenizer's are (non-empty, no text
+    twice, no lone surrogate, no two that overlap: :func:`check_special_texts`)."""
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of texts, not a str")
-    out = tuple(special_tokens)
-    for t in out:
-        if not isinstance(t, str) or not t:
-            raise ValueError(f"a special token must be a non-empty str, got {t!r}")
-    if len(set(out)) != len(out):
-        raise ValueError(f"special_tokens names a text twice: {list(out)!r}")
-    return out
+    return tuple(check_special_texts(special_tokens))
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -455,6 +487,11 @@ class _Reader:
         self.f = f
         self.name = name
         self.digest = hashlib.sha256()
+        self.pattern: str | None = None
+        self.unicode: str | None = None
+        self.special: tuple[str, ...] = ()
+        self.pieces = self.total = 0  # what the header says
+        self.records = self.counted = self.packed_total = self.raw_total = 0  # read so far
 
     def fail(self, what: str) -> CountsFormatError:
         return CountsFormatError(f"{self.name}: {what}")
@@ -466,7 +503,9 @@ class _Reader:
         self.digest.update(data)
         return data
 
-    def read(self) -> Counts:
+    def start(self) -> None:
+        """Read the magic, the version and the header: ``pattern``, ``special``, ``pieces``
+        and ``total`` are set."""
         magic = self.f.read(len(MAGIC))
         if magic != MAGIC:
             raise self.fail("not a bpeds counts file (it does not start with the counts magic)")
@@ -479,22 +518,36 @@ class _Reader:
             )
         if size > MAX_HEADER:
             raise self.fail(f"the header claims {size} bytes (at most {MAX_HEADER})")
-        pattern, unicode, special, pieces, total = self.header(self.take(size, "the header"))
-        table: dict[str, int] = {}
-        records = 0
-        counted = 0
-        while True:
-            raw_len, packed_len = struct.unpack("<II", self.take(8, "a block's lengths"))
-            if raw_len == 0 and packed_len == 0:
-                break
-            if not 4 <= raw_len <= MAX_BLOCK or packed_len == 0 or packed_len > MAX_BLOCK + 1024:
-                raise self.fail(f"a block has impossible lengths ({raw_len}, {packed_len})")
-            raw = self.inflate(self.take(packed_len, "a block"), raw_len)
-            n, block_total = self.block(raw, table)
-            records += n
-            counted += block_total
-            if records > pieces:
-                raise self.fail(f"more pieces than the header's {pieces}")
+        self.pattern, self.unicode, self.special, self.pieces, self.total = self.header(
+            self.take(size, "the header")
+        )
+
+    def next_block(self, table: dict[str, int]) -> bool:
+        """Add the next block's pieces to ``table`` (a piece already there is an error);
+        ``False`` at the end of the blocks."""
+        raw_len, packed_len = struct.unpack("<II", self.take(8, "a block's lengths"))
+        if raw_len == 0 and packed_len == 0:
+            return False
+        if not 4 <= raw_len <= MAX_BLOCK or packed_len == 0 or packed_len > MAX_BLOCK + 1024:
+            raise self.fail(f"a block has impossible lengths ({raw_len}, {packed_len})")
+        self.packed_total += packed_len
+        self.raw_total += raw_len
+        if self.raw_total > MAX_INFLATION * self.packed_total + MAX_BLOCK:
+            raise self.fail(
+                f"its blocks decompress to {self.raw_total} bytes from {self.packed_total}, "
+                f"more than {MAX_INFLATION} times as many plus one block: it is not a file "
+                "bpeds wrote (bpeds.tokenizer.counts.MAX_INFLATION)"
+            )
+        raw = self.inflate(self.take(packed_len, "a block"), raw_len)
+        n, block_total = self.block(raw, table)
+        self.records += n
+        self.counted += block_total
+        if self.records > self.pieces:
+            raise self.fail(f"more pieces than the header's {self.pieces}")
+        return True
+
+    def finish(self) -> None:
+        """Check the checksum, the end of the file and the totals against the header."""
         expected = self.digest.digest()
         trailer = self.f.read(32)
         if len(trailer) != 32:
@@ -503,20 +556,48 @@ class _Reader:
             raise self.fail("checksum mismatch: the file is corrupt")
         if self.f.read(1):
             raise self.fail("unexpected bytes after the checksum")
-        if records != pieces or counted != total:
+        if self.records != self.pieces or self.counted != self.total:
             raise self.fail(
-                f"the header says {pieces} pieces ({total} in all), the blocks hold "
-                f"{records} ({counted} in all)"
+                f"the header says {self.pieces} pieces ({self.total} in all), the blocks hold "
+                f"{self.records} ({self.counted} in all)"
             )
-        if len(table) != records:
-            raise self.fail(f"{records - len(table)} piece(s) appear more than once")
-        return Counts._trusted(table, pattern, special, unicode)
+
+    def read(self) -> Counts:
+        """The whole file as :class:`Counts`, every check made."""
+        self.start()
+        table: dict[str, int] = {}
+        while self.next_block(table):
+            pass
+        self.finish()
+        if len(table) != self.records:
+            raise self.fail(f"{self.records - len(table)} piece(s) appear more than once")
+        return Counts._trusted(table, self.pattern, self.special, self.unicode)
+
+    def blocks(self, split: tuple[str | None, tuple[str, ...]] | None) -> Iterator[dict[str, int]]:
+        """Each block as its own table, in order; the checks of :meth:`read` but for pieces
+        repeated across blocks. A header that does not say ``split`` (pattern, special
+        tokens) raises before any block."""
+        self.start()
+        if split is not None and (self.pattern, set(self.special)) != (split[0], set(split[1])):
+            raise self.fail(
+                f"it was counted with the pattern {pattern_label(self.pattern)} and special "
+                f"tokens {list(self.special)!r}, not {pattern_label(split[0])} and "
+                f"{list(split[1])!r}"
+            )
+        while True:
+            table: dict[str, int] = {}
+            if not self.next_block(table):
+                break
+            yield table
+        self.finish()
 
     def header(self, data: bytes) -> tuple[str | None, str | None, tuple[str, ...], int, int]:
         try:
-            head = json.loads(data.decode("utf-8"))
+            head = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
         except (UnicodeDecodeError, ValueError) as exc:
             raise self.fail(f"the header is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise self.fail("the header is not valid JSON: it is nested too deeply") from None
         keys = {"pattern", "special_tokens", "pieces", "total"}
         if not isinstance(head, dict) or not keys <= set(head) <= keys | {"unicode"}:
             raise self.fail(
@@ -540,6 +621,7 @@ class _Reader:
             specials = _check_specials(special)
         except (ValueError, TypeError) as exc:
             raise self.fail(f"the header is invalid: {exc}") from None
+        mark_from_file(source)  # matched with a time limit wherever it is used from now on
         return source, unicode, specials, pieces, total
 
     def inflate(self, packed: bytes, raw_len: int) -> bytes:

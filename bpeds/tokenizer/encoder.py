@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 import regex
 
 from bpeds.errors import BpedsError
+from bpeds.processes import reporting_lost_workers, worker_started
 from bpeds.tokenizer.fastsplit import fast_findall
 from bpeds.tokenizer.pattern_safety import TimedPattern
 from bpeds.tokenizer.pretokenize import CompiledPattern
@@ -476,7 +477,8 @@ class BatchEncoder(Protocol):
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(encoder: BatchEncoder) -> None:
+def _init_worker(encoder: BatchEncoder, parent: int) -> None:
+    worker_started(parent)  # ends with its parent; Ctrl-C is the parent's
     _WORKER["encoder"] = encoder
 
 
@@ -540,8 +542,12 @@ def encode_batch(
         (list(texts[i : i + step]), allowed_special, disallowed_special, ordinary)
         for i in range(0, len(texts), step)
     ]
-    with ProcessPoolExecutor(max_workers=n, initializer=_init_worker, initargs=(tokenizer,)) as ex:
-        out: list[list[int]] = []
-        for part in ex.map(_encode_slice, jobs):
-            out += part
+    out: list[list[int]] = []
+    ex = ProcessPoolExecutor(n, initializer=_init_worker, initargs=(tokenizer, os.getpid()))
+    try:
+        with reporting_lost_workers("the worker processes"):
+            for part in ex.map(_encode_slice, jobs):
+                out += part
+    finally:  # on an error or Ctrl-C, the slices not started are dropped
+        ex.shutdown(cancel_futures=True)
     return out

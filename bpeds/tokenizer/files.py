@@ -10,6 +10,7 @@ rules on symbolic links and special files.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -149,7 +150,10 @@ def _follow(link: Path, st: os.stat_result) -> Path:
 def _write_one(p: Path, chunks: Iterable[bytes], overwrite: bool) -> None:
     """Write the concatenation of ``chunks`` to a temporary file next to ``p``, sync
     it, then put it at ``p`` (replacing it only with ``overwrite``)."""
-    keep = stat.S_IMODE(p.stat().st_mode) if overwrite and p.exists() else None
+    keep = None
+    if overwrite:
+        with contextlib.suppress(FileNotFoundError):  # not there, or removed meanwhile
+            keep = stat.S_IMODE(p.stat().st_mode)
     # A new file is created with 0o666, which the kernel cuts by the umask; a file that
     # replaces another is private until it has that file's mode.
     fd, tmp = _create_temp(p, 0o666 if keep is None else 0o600)

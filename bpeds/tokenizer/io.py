@@ -73,10 +73,13 @@ import bz2
 import codecs
 import errno
 import gzip
+import io
 import lzma
 import os
+import stat
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import regex
 
@@ -94,6 +97,7 @@ __all__ = [
     "check_errors",
     "check_int",
     "data_size",
+    "is_endless",
     "iter_segments",
     "iter_units",
     "is_jsonl",
@@ -116,11 +120,23 @@ _CUT = regex.compile(r"(?r)(?<=\S)(?= )|" + NEWLINE_CUT)
 
 Unit = str | os.PathLike[str]
 
+# What reading a compressed file raises for data that is cut short or corrupt (bz2, gzip
+# and the .zst reader below raise OSError without an errno).
+_DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+
+
+def _is_data_error(exc: OSError) -> bool:
+    """An ``OSError`` of bad compressed data (``BadGzipFile``, bz2's "Invalid data
+    stream"), not of the system (those carry an errno)."""
+    return isinstance(exc, gzip.BadGzipFile) or exc.errno is None
+
 
 class InvalidTextError(BpedsError, ValueError):
     """Training text that is not valid Unicode: invalid UTF-8 in a file, or a lone
-    surrogate in a ``str``. ``source`` names the file (a path) or the item (its
-    index); ``offset`` is a byte offset in a file or a character offset in a str."""
+    surrogate in a ``str``; or a compressed file that is cut short or corrupt (its text
+    cannot be read whole). ``source`` names the file (a path) or the item (its index);
+    ``offset`` is a byte offset in a file (of the decompressed text) or a character
+    offset in a str."""
 
     def __init__(self, message: str, source: str | int, offset: int) -> None:
         super().__init__(message)
@@ -303,12 +319,17 @@ def _item_error(i: int, item: object) -> TypeError:
 
 
 def _check_path(path: os.PathLike[str]) -> None:
-    """A training file must exist and not be a directory (checked before anything is read)."""
+    """A training file must exist and be neither a directory nor a device that never ends
+    (checked before anything is read)."""
     name = os.fspath(path)
     if not os.path.exists(name):
         raise FileNotFoundError(errno.ENOENT, "no such training file", name)
     if os.path.isdir(name):
         raise IsADirectoryError(errno.EISDIR, "a directory, not a training file", name)
+    mode = os.stat(name).st_mode
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        with _open_file(name):  # refuses /dev/zero and its kind; /dev/null reads as empty
+            pass
 
 
 def iter_units(data: object) -> Iterator[Unit]:
@@ -349,7 +370,18 @@ def read_text_blocks(
     offset = 0
     with open_binary(path) as f:
         while True:
-            data = f.read(block_size)
+            try:
+                data = f.read(block_size)
+            except _DECOMPRESSION_ERRORS as exc:
+                if isinstance(exc, OSError) and not _is_data_error(exc):
+                    raise  # an I/O error, not bad data
+                raise InvalidTextError(
+                    f"{os.fspath(path)}: the compressed data is cut short or corrupt after "
+                    f"{offset} bytes of text ({exc}); its text cannot be read whole, so "
+                    "nothing goes on with part of it: copy or download the file again",
+                    os.fspath(path),
+                    offset,
+                ) from None
             final = not data
             pending = len(decoder.getstate()[0])
             try:
@@ -375,7 +407,10 @@ def open_binary(path: os.PathLike[str] | str) -> IO[bytes]:
 
     The name decides (not the contents). ``.zst`` without the ``zstandard``
     package raises ``ImportError`` saying what to install. Byte offsets in
-    errors are then offsets in the decompressed text.
+    errors are then offsets in the decompressed text. A compressed file that
+    ends inside a frame raises ``EOFError`` when that end is read, for
+    ``.zst`` as Python's own modules do for the others. A device that never
+    ends (``/dev/zero``) raises ``OSError`` before anything is read.
     """
     name = os.fspath(path).lower()
     if name.endswith(".gz"):
@@ -392,10 +427,78 @@ def open_binary(path: os.PathLike[str] | str) -> IO[bytes]:
                 f"{os.fspath(path)} is zstd-compressed: pip install 'bpeds[zstd]' (or "
                 "zstandard) to read it"
             ) from None
-        raw = open(path, "rb")  # noqa: SIM115 - handed to the stream reader, which closes it
-        decompressor = zstandard.ZstdDecompressor()
-        return decompressor.stream_reader(raw, closefd=True)  # type: ignore[no-any-return, return-value, unused-ignore]
-    return open(path, "rb")
+        return io.BufferedReader(_ZstdFrames(_open_file(path), zstandard))
+    return _open_file(path)
+
+
+def _open_file(path: os.PathLike[str] | str) -> IO[bytes]:
+    """``open(path, "rb")``, refusing a device that never ends (it would be read forever)."""
+    f = open(path, "rb")  # noqa: SIM115 - returned open
+    if is_endless(f.fileno()):
+        f.close()
+        raise OSError(errno.EINVAL, "a device that never ends, not a text file", os.fspath(path))
+    return f
+
+
+def is_endless(fd: int) -> bool:
+    """Whether ``fd`` is a device that never ends (``/dev/zero``, ``/dev/urandom``): a
+    character device that is neither a terminal nor ``/dev/null``. O(1)."""
+    st = os.fstat(fd)
+    if not stat.S_ISCHR(st.st_mode) or os.isatty(fd):
+        return False
+    try:
+        return st.st_rdev != os.stat(os.devnull).st_rdev
+    except OSError:
+        return True
+
+
+class _ZstdFrames(io.RawIOBase):
+    """The decompressed bytes of a ``.zst`` file, frame after frame; a file that ends
+    inside a frame raises ``EOFError`` (as ``gzip``, ``bz2`` and ``lzma`` do)."""
+
+    def __init__(self, raw: IO[bytes], zstandard: Any) -> None:
+        self._raw = raw
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._error = zstandard.ZstdError
+        self._frame = self._new()
+        self._open = False  # inside a frame
+        self._out = b""
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while self._at == len(self._out):
+            chunk = self._raw.read(1 << 16)
+            if not chunk:
+                if self._open:
+                    raise EOFError("the file ends inside a zstd frame")
+                return 0
+            self._out, self._at = self._feed(chunk), 0
+        n = min(len(b), len(self._out) - self._at)
+        b[:n] = self._out[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def _feed(self, chunk: bytes) -> bytes:
+        out = []
+        while chunk:
+            if not self._open:
+                self._frame, self._open = self._new(), True
+            try:
+                out.append(self._frame.decompress(chunk))
+            except self._error as exc:
+                raise OSError(f"corrupt zstd data: {exc}") from None
+            chunk = b""
+            if self._frame.eof:
+                self._open = False
+                chunk = self._frame.unused_data
+        return b"".join(out)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def _check_str(text: str, index: int, errors: Errors) -> str:

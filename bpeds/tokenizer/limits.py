@@ -13,7 +13,11 @@ untrusted sources (the ``bpeds`` command reading ids, say) can apply them too:
 - :func:`check_text`: strings from a file must be text (no lone surrogates), so
   that what was loaded can be saved again;
 - :func:`short_repr`: error messages quote at most a few dozen characters of a
-  value, however large or deeply nested.
+  value, however large or deeply nested;
+- :func:`check_token_lengths`, :func:`check_token_sizes`: a model file's tokens are
+  at most :data:`MAX_TOKEN_BYTES` bytes long each and :data:`MAX_VOCAB_BYTES` together,
+  measured from their parents' lengths (merges) before any token's bytes are built,
+  since ``n`` merges can describe tokens of ``2**n`` bytes.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ import json
 import os
 import reprlib
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 __all__ = [
     "MAX_MODEL_BYTES",
+    "MAX_TOKEN_BYTES",
+    "MAX_VOCAB_BYTES",
+    "check_token_lengths",
+    "check_token_sizes",
     "check_text",
     "first_surrogate",
     "parse_json_limited",
@@ -36,6 +44,13 @@ __all__ = [
 
 #: The largest model file any loader reads (256 MiB; real tokenizers take a few MB to 40 MB).
 MAX_MODEL_BYTES = 256 << 20
+
+#: The longest token a model file may hold, in bytes (published vocabularies' longest tokens
+#: have a few hundred bytes). Read at each load.
+MAX_TOKEN_BYTES = 64 << 10
+#: The most bytes a model file's tokens may hold together (published vocabularies hold a few
+#: MB: GPT-4o's 200,000 tokens about 1.5 MB). Read at each load.
+MAX_VOCAB_BYTES = 32 << 20
 
 _REPR = reprlib.Repr()
 _REPR.maxstring = 60
@@ -147,3 +162,63 @@ def check_text(value: object, what: str, error: Callable[[str], Exception]) -> N
             stack.extend(item.values())
         elif isinstance(item, list | tuple):
             stack.extend(item)
+
+
+def check_token_sizes(
+    sizes: Iterable[int], where: str, error: Callable[[str], Exception], first_id: int = 0
+) -> None:
+    """Raise ``error(message)`` if a token is longer than :data:`MAX_TOKEN_BYTES` or the
+    tokens are longer than :data:`MAX_VOCAB_BYTES` together; ``sizes`` are the tokens'
+    lengths in bytes, the first of them token ``first_id``'s. Stops at the first size
+    beyond a limit. Complexity: O(tokens).
+
+    >>> check_token_sizes([3, 2 ** 20], "f.tiktoken", ValueError, 256)
+    Traceback (most recent call last):
+    ...
+    ValueError: f.tiktoken: token 257 would be 1048576 bytes long, more than the 65536 ...
+    """
+    longest, most = MAX_TOKEN_BYTES, MAX_VOCAB_BYTES
+    total = 0
+    for i, size in enumerate(sizes, first_id):
+        total += size
+        if size > longest:
+            raise error(
+                f"{where}: token {i} would be {size} bytes long, more than the {longest} bpeds "
+                "reads from a file (bpeds.tokenizer.limits.MAX_TOKEN_BYTES)"
+            )
+        if total > most:
+            raise error(
+                f"{where}: its tokens would hold more than {most} bytes together (at token {i}), "
+                "more than bpeds reads from a file (bpeds.tokenizer.limits.MAX_VOCAB_BYTES)"
+            )
+
+
+def check_token_lengths(
+    merges: Sequence[tuple[int, int]], where: str, error: Callable[[str], Exception]
+) -> None:
+    """:func:`check_token_sizes` for the tokens ``merges`` make (``merges[k]`` makes id
+    ``256 + k``), each length the sum of its parents', no bytes built.
+
+    Each merge doubles at most, so ``n`` merges can describe a token of
+    ``2**n`` bytes: this is checked before anything expands them. A merge
+    naming an id it cannot use (negative, not an int, not made yet) ends the
+    check: the tokenizer's own validation reports it. Complexity: O(merges).
+
+    >>> doubling = [(97, 97)] + [(256 + k, 256 + k) for k in range(40)]
+    >>> check_token_lengths(doubling, "m.json", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: m.json: token 272 would be 131072 bytes long, more than the 65536 ...
+    """
+    lengths = [1] * 256
+
+    def sizes() -> Iterable[int]:
+        for k, (a, b) in enumerate(merges):
+            top = 256 + k
+            if not (type(a) is int and type(b) is int and 0 <= a < top and 0 <= b < top):
+                return
+            size = lengths[a] + lengths[b]
+            lengths.append(size)
+            yield size
+
+    check_token_sizes(sizes(), where, error, 256)

@@ -22,6 +22,17 @@ is far inside every limit. :func:`bpeds.tokenizer.pretokenize.compile_pattern` c
 :func:`check_pattern` on every pattern it compiles, so the limits hold for
 patterns from files, from the command line and from code alike.
 
+These limits read the pattern as ``regex`` is expected to, and a parser this
+rich (scoped flags, verbose mode, sets, escapes) can always be read
+differently somewhere. So the bound on what compiling costs does not rest on
+them: :func:`probe_pattern` compiles every pattern that is not one of bpeds's
+own, once per process, in a child process whose address space may grow by
+at most :data:`PROBE_MEMORY` bytes (``RLIMIT_AS``, on Linux) and which may run
+for at most :data:`PROBE_SECONDS`, and matches it there against a short sample
+text. A pattern whose child runs out of memory, out of time or dies is
+refused with :class:`PatternLimitError`; only then is it compiled in this
+process.
+
 **Matching.** A pattern with ambiguous repeats can take exponential time on a
 short text: ``(?:a|aa)+$`` on forty ``a`` and a ``!`` backtracks for minutes.
 No cheap test tells such a pattern from a safe one, so a pattern that is not
@@ -34,6 +45,14 @@ well-behaved pattern needs) and raises :class:`PatternTimeoutError` when it is
 used up. Raise the two numbers (they are read at each call) to give a slow
 pattern more time.
 
+A pattern that came from a file (a model file or a counts file's header:
+see :func:`bpeds.tokenizer.pretokenize.mark_from_file`) is matched with the
+same limit (:func:`findall_within`) wherever bpeds matches it in this
+process: training with it (``base=``, its pieces counted in worker processes
+too), counting with it, a comparison's held-out text. A pattern you pass
+yourself is matched without a limit when training and counting (a time limit
+makes ``regex`` about four times slower).
+
 **Coverage.** ``findall`` returns only a pattern's matches, so text a pattern
 does not match (the spaces under ``\\w+``, everything under ``""``) would
 vanish silently. Training refuses it (:func:`check_coverage` raises
@@ -45,6 +64,9 @@ so neither check runs for them.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import regex
@@ -58,6 +80,8 @@ __all__ = [
     "MAX_GROUP_DEPTH",
     "MAX_PATTERN_LENGTH",
     "MAX_PATTERN_SIZE",
+    "PROBE_MEMORY",
+    "PROBE_SECONDS",
     "PatternLimitError",
     "PatternTimeoutError",
     "TimedPattern",
@@ -65,7 +89,9 @@ __all__ = [
     "UncoveredTextWarning",
     "check_coverage",
     "check_pattern",
+    "findall_within",
     "pattern_size",
+    "probe_pattern",
 ]
 
 #: The longest pattern source accepted, in characters.
@@ -74,6 +100,10 @@ MAX_PATTERN_LENGTH = 16_384
 MAX_GROUP_DEPTH = 64
 #: The largest size (see :func:`pattern_size`) accepted: about 25 MB of compiled pattern.
 MAX_PATTERN_SIZE = 100_000
+#: Bytes of address space compiling and probing a pattern may add (see :func:`probe_pattern`).
+PROBE_MEMORY = 256 * 2**20
+#: Seconds the child process of :func:`probe_pattern` may run, its start included.
+PROBE_SECONDS = 30.0
 #: Seconds every :meth:`TimedPattern.findall` may take, plus :data:`MATCH_SECONDS_PER_CHAR`.
 MATCH_SECONDS = 1.0
 #: Seconds per character of the text a :class:`TimedPattern`'s ``findall`` may take in addition.
@@ -314,6 +344,134 @@ def check_pattern(source: str) -> None:
     pattern_size(source)
 
 
+# The child of probe_pattern: it reads the pattern on stdin, limits its own address space to
+# what it has plus PROBE_MEMORY, compiles the pattern and matches it against a sample text.
+# Exit 0: fine (or a syntax error, which compiling here reports); 3: out of memory; 4: too
+# deep; 5: matching the sample took too long; 6: no regex module to try it with.
+_PROBE_CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[3])  # where this process found regex (-I ignores PYTHONPATH)
+try:
+    import regex
+except ImportError:
+    sys.exit(6)
+try:
+    import resource
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * resource.getpagesize()
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    soft = size + int(sys.argv[1])
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+except (ImportError, OSError, ValueError):
+    pass
+source = sys.stdin.buffer.read().decode("utf-8")
+sample = "Hello, world! It's 2024: 12345 caf\u00e9s \u2014 na\u00efve "
+sample += "\u4e2d\u6587 \u0645\u0631\u062d\u0628\u0627.\n\t  end "
+try:
+    regex.compile(source).findall(sample * 4, timeout=float(sys.argv[2]))
+except regex.error:
+    sys.exit(0)
+except MemoryError:
+    sys.exit(3)
+except RecursionError:
+    sys.exit(4)
+except TimeoutError:
+    sys.exit(5)
+"""
+
+_PROBED: set[str] = set()
+_REFUSED: dict[str, str] = {}  # source -> why (a child's verdict is remembered either way)
+
+
+def probe_pattern(source: str) -> None:
+    """Compile ``source`` in a child process with memory and time limits; refuse it if they break.
+
+    The child (the same interpreter, started with ``-I``) may add
+    :data:`PROBE_MEMORY` bytes to its address space (``RLIMIT_AS``; on
+    systems without it, only the time limit holds) and run for
+    :data:`PROBE_SECONDS`; it compiles the pattern and matches it against a
+    sample text of a few hundred characters. If it runs out of memory, of
+    recursion or of time, or dies, this raises :class:`PatternLimitError` and
+    the pattern is never compiled here; a pattern that does not parse passes
+    (compiling it reports the syntax error). The verdict on a source is
+    remembered for the life of the process (a timeout is not: it may have
+    been the machine's load). If no child can be started (``OSError``) or
+    it cannot import ``regex``, only :func:`check_pattern`'s limits hold. Complexity: one
+    process start (tens of milliseconds) the first time a source is seen,
+    O(1) after.
+
+    >>> probe_pattern(r"\\w+|\\s+")
+    >>> probe_pattern("(?x:a)#a{10000000}")
+    Traceback (most recent call last):
+    ...
+    bpeds.tokenizer.pattern_safety.PatternLimitError: split pattern refused: compiling it needs ...
+    """
+    if source in _PROBED:
+        return
+    if source in _REFUSED:
+        raise _limit(_REFUSED[source])
+    where = os.path.dirname(os.path.dirname(os.path.abspath(regex.__file__)))
+    argv = [sys.executable, "-I", "-c", _PROBE_CHILD, str(PROBE_MEMORY), str(PROBE_SECONDS / 3)]
+    argv.append(where)
+    try:
+        done = subprocess.run(
+            argv,
+            input=source.encode("utf-8"),
+            capture_output=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+            env={k: v for k, v in os.environ.items() if k in ("PATH", "SYSTEMROOT")},
+        )
+    except subprocess.TimeoutExpired:
+        raise _limit(
+            f"compiling it and matching a short sample took more than {PROBE_SECONDS:g} s"
+        ) from None
+    except OSError:  # no child process here: check_pattern's limits alone hold
+        done = subprocess.CompletedProcess(argv, _CANNOT_TRY)
+    if done.returncode in (0, _CANNOT_TRY):
+        _PROBED.add(source)
+        return
+    _REFUSED[source] = {
+        3: f"compiling it needs more than {PROBE_MEMORY >> 20} MiB of memory",
+        4: "compiling it nests too deep",
+        5: "matching it against a short sample text takes too long (it backtracks "
+        "catastrophically)",
+    }.get(done.returncode, f"compiling it failed in the process that tried it ({done.returncode})")
+    raise _limit(_REFUSED[source])
+
+
+_CANNOT_TRY = 6  # the child's exit status when it cannot import regex
+
+
+def findall_within(
+    compiled: regex.Pattern[str] | UnicodePattern,
+    text: str,
+    limits: tuple[float, float] | None = None,
+) -> list[str]:
+    """``compiled.findall(text)`` within ``seconds + per_char * len(text)`` seconds, for
+    ``limits = (seconds, per_char)`` (default: :data:`MATCH_SECONDS` and
+    :data:`MATCH_SECONDS_PER_CHAR` as they are now); past it, :class:`PatternTimeoutError`.
+
+    >>> findall_within(regex.compile(r"\\w+|\\W"), "two words", (1.0, 0.0))
+    ['two', ' ', 'words']
+
+    Complexity: that of the pattern on ``text``, cut off at the limit.
+    """
+    seconds, per_char = (MATCH_SECONDS, MATCH_SECONDS_PER_CHAR) if limits is None else limits
+    allowed = seconds + per_char * len(text)
+    try:
+        found: list[str] = compiled.findall(text, timeout=allowed)
+    except TimeoutError:
+        raise PatternTimeoutError(
+            f"the split pattern {_shorten(compiled.pattern)} took more than {allowed:.2g} s on "
+            f"a text of {len(text)} characters: it backtracks catastrophically (raise "
+            "bpeds.tokenizer.pattern_safety.MATCH_SECONDS to give it more time)"
+        ) from None
+    return found
+
+
 class TimedPattern:
     """A compiled pattern whose :meth:`findall` has a time limit (see the module docstring)
     and warns (:class:`UncoveredTextWarning`) when its matches leave characters out.
@@ -337,15 +495,7 @@ class TimedPattern:
 
         Complexity: that of the pattern on ``text``, cut off at the limit.
         """
-        seconds = MATCH_SECONDS + MATCH_SECONDS_PER_CHAR * len(text)
-        try:
-            found: list[str] = self.compiled.findall(text, timeout=seconds)
-        except TimeoutError:
-            raise PatternTimeoutError(
-                f"the split pattern {_shorten(self.pattern)} took more than {seconds:.2g} s on "
-                f"a text of {len(text)} characters: it backtracks catastrophically (raise "
-                "bpeds.tokenizer.pattern_safety.MATCH_SECONDS to give it more time)"
-            ) from None
+        found = findall_within(self.compiled, text)
         if sum(map(len, found)) != len(text):
             at = _first_gap(found, text)
             warnings.warn(

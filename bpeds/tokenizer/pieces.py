@@ -23,10 +23,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bpeds.processes import reporting_lost_workers, worker_started
 from bpeds.tokenizer.fastsplit import fast_findall, splitter
 from bpeds.tokenizer.io import check_int
-from bpeds.tokenizer.pattern_safety import check_coverage
-from bpeds.tokenizer.pretokenize import PATTERNS, _compiled, segmenter
+from bpeds.tokenizer.pattern_safety import check_coverage, findall_within
+from bpeds.tokenizer.pretokenize import PATTERNS, _compiled, match_limits, segmenter
 
 __all__ = [
     "BATCH_CHARS",
@@ -50,14 +51,24 @@ _OWN_PATTERNS = frozenset(PATTERNS.values())
 # -- one batch (runs in workers too) ---------------------------------------------------------
 
 
-def _findall(source: str | None, unicode: str | None = None) -> Callable[[str], list[str]] | None:
+def _findall(
+    source: str | None,
+    unicode: str | None = None,
+    limits: tuple[float, float] | None = None,
+) -> Callable[[str], list[str]] | None:
     """``findall`` of the pattern read with ``unicode``'s tables (with the exact ASCII fast
-    path of :mod:`bpeds.tokenizer.fastsplit`); for a pattern not of bpeds's own (which
-    match every character), one that refuses text the pattern leaves unmatched (see
-    :func:`bpeds.tokenizer.pattern_safety.check_coverage`)."""
+    path of :mod:`bpeds.tokenizer.fastsplit`); for a pattern not of bpeds's own (which match every
+    character), one that refuses text the pattern leaves unmatched (see
+    :func:`bpeds.tokenizer.pattern_safety.check_coverage`). With ``limits`` (a pattern
+    from a file: :func:`bpeds.tokenizer.pretokenize.match_limits`), ``regex`` matches it
+    alone, with that time limit."""
     if source is None:
         return None
-    findall = fast_findall(_compiled(source, unicode))
+    findall: Callable[[str], list[str]]
+    if limits is not None:
+        findall = partial(findall_within, _compiled(source, unicode), limits=limits)
+    else:
+        findall = fast_findall(_compiled(source, unicode))
     if source in _OWN_PATTERNS:
         return findall
     return partial(_covering_findall, findall, source)
@@ -68,7 +79,11 @@ def _covering_findall(findall: Callable[[str], list[str]], source: str, text: st
 
 
 def _count_batch(
-    texts: list[str], source: str | None, sequence: bool, unicode: str | None = None
+    texts: list[str],
+    source: str | None,
+    sequence: bool,
+    unicode: str | None = None,
+    limits: tuple[float, float] | None = None,
 ) -> Any:
     """Pieces of a batch: ``{piece: count}`` in first-appearance order, or the list
     (the pattern's classes read with ``unicode``'s tables).
@@ -77,9 +92,10 @@ def _count_batch(
     pattern's ``findall``). In type mode, a long text under a built-in pattern
     that the ASCII fast path does not apply to is counted by cutting it where
     cutting provably cannot change the split and splitting each distinct
-    stretch once (:class:`bpeds.tokenizer.pretokenize.Segmenter`).
+    stretch once (:class:`bpeds.tokenizer.pretokenize.Segmenter`). ``limits``: the time
+    limit of a pattern from a file (see :func:`_findall`).
     """
-    findall = _findall(source, unicode)
+    findall = _findall(source, unicode, limits)
     if sequence:
         if findall is None:
             return list(texts)
@@ -139,28 +155,36 @@ def batch_results(
 
     With ``workers > 1`` the batches are split and counted in that many processes, at
     most ``2 * workers`` batches in flight; processes are started only when there is a
-    second batch (text of one batch is counted here). O(text).
+    second batch (text of one batch is counted here), and end with this one
+    (:func:`bpeds.processes.worker_started`). A pattern from a file is matched
+    with its time limit (:func:`bpeds.tokenizer.pretokenize.match_limits`, as it is here,
+    in the workers too). O(text).
     """
+    limits = match_limits(pattern)
     batches = _batches(texts, batch_chars)
     first = next(batches, None)
     second = next(batches, None) if first is not None else None
     if workers == 1 or second is None:
         for b in (first, second):
             if b is not None:
-                yield _count_batch(b, pattern, sequence, unicode)
+                yield _count_batch(b, pattern, sequence, unicode, limits)
         for b in batches:
-            yield _count_batch(b, pattern, sequence, unicode)
+            yield _count_batch(b, pattern, sequence, unicode, limits)
         return
     assert first is not None
     batches = itertools.chain((first, second), batches)
-    with ProcessPoolExecutor(max_workers=workers) as ex:
-        window: deque[Future[Any]] = deque()
-        for b in batches:
-            window.append(ex.submit(_count_batch, b, pattern, sequence, unicode))
-            if len(window) >= 2 * workers:
+    ex = ProcessPoolExecutor(workers, initializer=worker_started, initargs=(os.getpid(),))
+    window: deque[Future[Any]] = deque()
+    try:
+        with reporting_lost_workers("the worker processes"):  # one killed, say
+            for b in batches:
+                window.append(ex.submit(_count_batch, b, pattern, sequence, unicode, limits))
+                if len(window) >= 2 * workers:
+                    yield window.popleft().result()
+            while window:
                 yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
+    finally:  # on an error or Ctrl-C, the batches not started are dropped
+        ex.shutdown(cancel_futures=True)
 
 
 def count_pieces(

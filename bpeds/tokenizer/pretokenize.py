@@ -24,7 +24,8 @@ from typing import overload
 import regex
 
 from bpeds.errors import TokenizerError
-from bpeds.tokenizer.pattern_safety import check_pattern
+from bpeds.tokenizer import pattern_safety
+from bpeds.tokenizer.pattern_safety import check_pattern, probe_pattern
 from bpeds.tokenizer.unicode_tables import UnicodePattern, check_unicode, with_tables
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "Segmenter",
     "compile_pattern",
     "cut_points",
+    "mark_from_file",
+    "match_limits",
     "pattern_label",
     "resolve_pattern",
     "segmenter",
@@ -77,7 +80,10 @@ def compile_pattern(pattern: str, unicode: str | None = None) -> CompiledPattern
 
     A pattern beyond the limits of :mod:`bpeds.tokenizer.pattern_safety` raises its
     :class:`~bpeds.tokenizer.pattern_safety.PatternLimitError` (a ``ValueError``) before
-    anything is compiled. ``unicode`` chooses the tables its classes are read with
+    anything is compiled in this process: a pattern that is not one of :data:`PATTERNS`
+    is first compiled in a child process with memory and time limits
+    (:func:`~bpeds.tokenizer.pattern_safety.probe_pattern`, once per source and process).
+    ``unicode`` chooses the tables its classes are read with
     (:mod:`bpeds.tokenizer.unicode_tables`; ``None``: the ``regex`` module's own).
 
     >>> compile_pattern("gpt2").findall("Hello world")
@@ -89,6 +95,8 @@ def compile_pattern(pattern: str, unicode: str | None = None) -> CompiledPattern
     source = PATTERNS.get(pattern, pattern)
     if source not in _CACHE:
         check_pattern(source)  # limits on what compiling may cost (bpeds.tokenizer.pattern_safety)
+        if source not in _BUILTIN:
+            probe_pattern(source)  # what compiling costs, bounded in a child process
     try:
         return _compiled(source, unicode)
     except regex.error as exc:
@@ -403,6 +411,7 @@ def segmenter(pattern: str | CompiledPattern | None) -> Segmenter | None:
 
 _CACHE: dict[str, regex.Pattern[str]] = {}
 _TABLE_CACHE: dict[tuple[str, str], CompiledPattern] = {}
+_BUILTIN = frozenset(PATTERNS.values())
 
 
 def _compiled(source: str, unicode: str | None = None) -> CompiledPattern:
@@ -418,3 +427,30 @@ def _compiled(source: str, unicode: str | None = None) -> CompiledPattern:
     if table is None:
         table = _TABLE_CACHE[key] = with_tables(rx, unicode)
     return table
+
+
+_FROM_FILES: set[str] = set()
+
+
+def mark_from_file(source: str | None) -> None:
+    """Remember that ``source`` came from a file (a model file, a counts file's header):
+    :func:`match_limits` gives it a time limit from now on in this process, so training,
+    counting and comparing with it are cut off as encoding is (see
+    :mod:`bpeds.tokenizer.pattern_safety`). bpeds's own patterns and ``None`` are
+    ignored. O(1).
+    """
+    if source is not None and source not in _BUILTIN:
+        _FROM_FILES.add(source)
+
+
+def match_limits(source: str | None) -> tuple[float, float] | None:
+    """The time limit ``source`` is matched with: ``(MATCH_SECONDS, MATCH_SECONDS_PER_CHAR)``
+    of :mod:`bpeds.tokenizer.pattern_safety` as they are now if ``source`` came from a file
+    (:func:`mark_from_file`), else ``None`` (matched without a limit). O(1).
+
+    >>> match_limits(r"\\w+|\\W") is None
+    True
+    """
+    if source in _FROM_FILES:
+        return pattern_safety.MATCH_SECONDS, pattern_safety.MATCH_SECONDS_PER_CHAR
+    return None

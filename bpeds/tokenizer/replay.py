@@ -27,7 +27,20 @@ from typing import Any
 from bpeds.errors import BpedsError
 from bpeds.vocab import BYTE_TOKENS, apply_merge
 
-__all__ = ["EventLogError", "Replay", "Supermerger", "check_events", "hide"]
+__all__ = [
+    "MAX_STEPS_PER_BYTE",
+    "EventLogError",
+    "Replay",
+    "Supermerger",
+    "check_events",
+    "hide",
+]
+
+#: The most events :class:`Replay` applies to a piece of ``n`` bytes: this many per byte,
+#: plus 256. A training run's log applies about one per byte (a merge shortens the piece by
+#: one, a removal lengthens it as much); a log that undoes and redoes the same merges over
+#: and over applies one per event, and is refused when it passes the bound. Read at each call.
+MAX_STEPS_PER_BYTE = 4
 
 
 class EventLogError(BpedsError, ValueError):
@@ -139,7 +152,10 @@ class Replay:
     applies to the piece (a merge whose pair occurs, a removal whose token
     occurs), and applies it everywhere in the piece: the result is exactly a
     replay of the whole log, at O(n log e) per step for a piece of n tokens and e
-    events, plus the hidden tokens' expansion.
+    events, plus the hidden tokens' expansion. At most
+    :data:`MAX_STEPS_PER_BYTE` ``* n + 256`` events apply to a piece of ``n``
+    bytes; a log that applies more (it loops: ``remove x``, ``merge x`` again and
+    again) raises :class:`EventLogError`, so a piece costs O(n^2 log e) at most.
 
     >>> r = Replay([("merge", 256, 97, 98), ("merge", 257, 256, 99), ("remove", 256, 97, 98)],
     ...            {256: (97, 98), 257: (256, 99)}, frozenset())
@@ -193,6 +209,7 @@ class Replay:
         cursor = -1
         merge_at, remove_at, events = self._merge_at, self._remove_at, self._events
         nxt = self._next
+        steps = MAX_STEPS_PER_BYTE * len(piece) + 256
         while True:
             best: int | None = None
             for i in range(len(tokens)):
@@ -205,6 +222,13 @@ class Replay:
                         best = at
             if best is None:
                 break
+            steps -= 1
+            if steps < 0:
+                raise EventLogError(
+                    f"the event log applies more than {MAX_STEPS_PER_BYTE} events per byte to "
+                    f"a piece of {len(piece)} bytes: it undoes and redoes the same merges (raise "
+                    "bpeds.tokenizer.replay.MAX_STEPS_PER_BYTE if it is meant to)"
+                )
             ev = events[best]
             cursor = best
             out: list[int] = []

@@ -31,7 +31,7 @@ from typing import Any
 from bpeds._gc import gc_paused
 from bpeds.corpus import Corpus, SequenceCorpus, TypeCorpus
 from bpeds.driver import MergeDriver, MergeRecord, MultisetFactory
-from bpeds.scoring.base import Score
+from bpeds.scoring.base import Score, reporting_score_errors
 from bpeds.scoring.registry import describe_score, get_score
 from bpeds.scoring.ties import SmallestIds, TieRule, tie_rule
 from bpeds.tokenizer import pieces
@@ -247,8 +247,14 @@ def _train_once(
             vocab=vocab,
         )
         run.job.pairs(run.num_merges)
+        records = iter(driver)
+        score_name = str(describe_score(args.score, run.score)["name"])
         try:
-            for record in driver:
+            while True:
+                with reporting_score_errors(score_name):  # a score's code may be the user's
+                    record = next(records, None)
+                if record is None:
+                    break
                 run.job.merged()
                 if args.on_merge is not None:
                     args.on_merge(record, driver.vocab.token_bytes(record.new_id))

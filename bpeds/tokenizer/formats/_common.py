@@ -19,7 +19,14 @@ from bpeds.errors import BpedsError
 from bpeds.scoring.ties import SmallestIds, hf_byte_order
 from bpeds.tokenizer.continued import FILE_IDS_TIE
 from bpeds.tokenizer.core import Tokenizer, TokenizerError
-from bpeds.tokenizer.limits import check_text, parse_json_limited, read_limited, short_repr
+from bpeds.tokenizer.limits import (
+    check_text,
+    check_token_lengths,
+    parse_json_limited,
+    read_limited,
+    short_repr,
+)
+from bpeds.tokenizer.pretokenize import mark_from_file
 
 __all__ = [
     "FormatError",
@@ -156,10 +163,12 @@ def build_tokenizer(
     :class:`FormatError` naming ``where`` the parts came from.
 
     A pattern or special token that is not text (a lone surrogate) is refused
-    too: the tokenizer could not be saved again."""
+    too: the tokenizer could not be saved again, and so are tokens beyond the length
+    limits of :func:`~bpeds.tokenizer.limits.check_token_lengths`."""
     check_text([pattern, dict(special_tokens or {})], where, FormatError)
+    check_token_lengths(merges, where, FormatError)
     try:
-        return Tokenizer(
+        tok = Tokenizer(
             merges,
             pattern=pattern,
             special_tokens=special_tokens,
@@ -169,6 +178,8 @@ def build_tokenizer(
         )
     except TokenizerError as exc:
         raise FormatError(f"{where}: {exc}") from None
+    mark_from_file(tok.pattern)  # matched with a time limit wherever it is used from now on
+    return tok
 
 
 #: The ids Hugging Face ``tokenizers`` and tiktoken hold are unsigned 32-bit integers.

@@ -46,6 +46,7 @@ from bpeds.tokenizer.formats._common import (
     refuse_replay,
     renumber_specials,
 )
+from bpeds.tokenizer.limits import check_token_sizes
 from bpeds.tokenizer.unicode_tables import ENGINE_UNICODE
 
 if TYPE_CHECKING:
@@ -212,8 +213,11 @@ def from_tiktoken_ranks(
     tiktoken's (``"16.0"``, so that encoding equals tiktoken's on every code point;
     ``None``: the ``regex`` module's). Raises
     :class:`FormatError` for a token no BPE over lower ranks builds (see the
-    module docstring). Complexity: O(sum over tokens of L log L) for tokens of
-    L bytes, plus O(L^2) byte slicing in the worst case.
+    module docstring), and tokens beyond the length limits of
+    :func:`~bpeds.tokenizer.limits.check_token_sizes` before any work on them.
+    Complexity: O(sum over tokens of L log L) for tokens of L bytes, plus
+    O(L^2) byte slicing in the worst case (L is at most
+    :data:`~bpeds.tokenizer.limits.MAX_TOKEN_BYTES`).
     """
     for b in range(256):
         if bytes((b,)) not in ranks:
@@ -221,6 +225,7 @@ def from_tiktoken_ranks(
                 f"{source}: byte 0x{b:02x} has no rank, so some text could not be encoded"
             )
     multi = sorted((r, t) for t, r in ranks.items() if len(t) > 1)
+    check_token_sizes((len(t) for _, t in multi), source, FormatError, 256)
     id_of: dict[bytes, int] = {bytes((b,)): b for b in range(256)}
     for k, (_, t) in enumerate(multi):
         id_of[t] = 256 + k
