@@ -466,13 +466,17 @@ class Stats:
         return self._totals_fn()
 
     def group_count(self, left: int, right: int, group: int) -> int:
-        """Count of the pair within one group (scores that declare ``groups=True``)."""
+        """Count of the pair within one group (scores that declare ``groups=True``);
+        0 for a group past the last one the corpus holds text in (a development set
+        that is empty, say). O(1)."""
         if self._group_counts is None or self._pair_key is None:
             raise DependencyError(
                 "this score read per-group counts but does not declare groups=True"
             )
+        if group < 0:
+            raise ValueError(f"group must be 0 or more, not {group}")
         counts = self._group_counts.get(self._pair_key(left, right))
-        return 0 if counts is None else counts[group]
+        return 0 if counts is None or group >= len(counts) else counts[group]
 
 
 class Score:
