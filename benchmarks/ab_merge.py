@@ -8,7 +8,8 @@ Usage::
 in a fresh child process, once with ``REV`` first on ``PYTHONPATH`` and once with the
 working tree, alternating (the order flips every repetition), on inputs prepared once
 (workload 2's pieces, ``en13.txt`` split with the GPT-2 pattern; line ``i`` in group
-``i % 4`` for the per-group score; ``taylorswift.txt`` for sequence mode). Each child
+``i % 4`` for the per-group score; ``taylorswift.txt`` for sequence mode; the counts of
+``mixed.txt``, GPT-4 pattern, for ``mixed_counts``, trained by ``bpeds.train``). Each child
 times the driver (corpus built, selection structure, merge loop) with ``process_time``
 and reports a digest of its merges; the two trees' digests must agree. The table gives
 each tree's median CPU seconds and the median of the per-repetition ratios (new ÷ base).
@@ -51,6 +52,9 @@ JOBS: tuple[tuple[str, str, Any, int, int], ...] = (
     ("seq_regex", "taylor_regex", "frequency", 10_000 - 256, 10_000 - 256),
     # the whole job: bpeds.train on the file (read, split, count, merge), one process
     ("whole_job", "en13_file", "frequency", VOCAB, VOCAB),
+    # the merge phase at scale: bpeds.train from the counts of mixed.txt (GPT-4 pattern,
+    # ~800,000 distinct pieces), the counts file loaded before the clock starts
+    ("mixed_counts", "mixed_counts", "frequency", VOCAB, VOCAB),
 )
 
 CHILD = r"""
@@ -70,6 +74,16 @@ else:
 user = types.ModuleType("ab_user")
 user.length_weighted = scoring.score_function(scoring.Dependency.PAIR, **declared)(length_weighted)
 sys.modules["ab_user"] = user
+if spec["input"].endswith(".counts"):
+    import bpeds
+    counts = bpeds.Counts.load(spec["input"])
+    gc.collect()
+    t0 = time.process_time()
+    tok = bpeds.train(counts, spec["merges"], workers=1)
+    cpu = time.process_time() - t0
+    h = hashlib.sha256(repr(tok.merges).encode())
+    print(json.dumps({"cpu": cpu, "digest": h.hexdigest()[:16], "merges": len(tok.merges)}))
+    sys.exit(0)
 if spec["input"].endswith(".txt"):
     import bpeds
     from pathlib import Path
@@ -106,8 +120,14 @@ def prepare() -> dict[str, Path]:
         name: CACHE / f"{name}.pickle"
         for name in ("en13", "en13g4", "taylor_basic", "taylor_regex")
     }
+    files = {"en13_file": CORPORA / "en13.txt", "mixed_counts": CACHE / "mixed.counts"}
+    if (CORPORA / "mixed.txt").exists() and not files["mixed_counts"].exists():
+        sys.path.insert(0, str(ROOT))
+        import bpeds
+
+        bpeds.count(CORPORA / "mixed.txt", workers=1).save(files["mixed_counts"])
     if all(p.exists() for p in out.values()):
-        return {**out, "en13_file": CORPORA / "en13.txt"}
+        return {**out, **files}
     sys.path.insert(0, str(ROOT))
     from collections import Counter
 
@@ -132,7 +152,7 @@ def prepare() -> dict[str, Path]:
     gpt4 = [p if isinstance(p, bytes) else p.encode("utf-8") for p in split(taylor, "gpt4")]
     with open(out["taylor_regex"], "wb") as f:
         pickle.dump(("sequence", gpt4), f)
-    return {**out, "en13_file": CORPORA / "en13.txt"}
+    return {**out, **files}
 
 
 def export(rev: str, dest: Path) -> Path:
@@ -194,6 +214,9 @@ def main() -> None:
         )
         for name, inp, score, full, quick in JOBS:
             if args.only and name not in args.only:
+                continue
+            if not Path(inputs[inp]).exists():
+                print(f"{name:<16} skipped: no {inputs[inp]} (benchmarks/get_corpora.py makes it)")
                 continue
             spec = {
                 "input": str(inputs[inp]),

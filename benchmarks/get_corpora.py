@@ -31,6 +31,12 @@ one PyPI wheel with ``pip download``, then unpacks them in Python (``ar`` +
 - ``multi/*.txt`` and ``multi_mix.txt`` (~17 MB): UDHR specimen texts of ~750
   languages (gflanguages wheel), Chinese and Russian fortunes, Japanese man
   pages (troff stripped), Korean GNOME help (Mallard XML stripped);
+- ``mixed.txt`` (~108 MB): ``en_mix.txt``, then every ``.py`` file of the running
+  Python's standard library and its tests (``sysconfig``'s ``stdlib`` folder, without
+  ``site-packages``; sorted by path, UTF-8 files only, each followed by a blank line),
+  then ``multi_mix.txt``: English prose, code and many scripts, about 800,000 distinct
+  GPT-4 pre-tokens (the large merge-phase workload). Its stdlib part depends on the
+  Python version, which the manifest names;
 - copies of the small files in ``tests/data`` (e.g. ``taylorswift.txt``);
 - with ``--shared DIR``: a copy of ``DIR/0300511.txt`` (Proust, *Swann's Way*,
   1 MB, the input of fast_minbpe's published timings). It cannot be
@@ -629,6 +635,34 @@ def interleave(texts: list[str], size: int = 1 << 16) -> str:
         out.append(block if block.endswith("\n") else block + "\n")
 
 
+def python_stdlib() -> Built:
+    """Every UTF-8 ``.py`` file of this Python's standard library and tests, sorted by path."""
+    import platform
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    texts = []
+    skipped = 0
+    for path in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
+        if "site-packages" in path.relative_to(root).parts:
+            continue
+        text = utf8_or_none(path.read_bytes())
+        if text is None or "\0" in text:
+            skipped += 1
+            continue
+        texts.append(text)
+    print(f"  {len(texts)} stdlib files from {root}, {skipped} skipped (not UTF-8 or NUL)")
+    version = f"{platform.python_implementation()} {platform.python_version()}"
+    return join_documents(texts), f"{version} stdlib and tests, {len(texts)} .py files"
+
+
+def mixed(b: Builder) -> Built:
+    """``en_mix.txt``, the standard library's Python sources, ``multi_mix.txt``."""
+    code, source = python_stdlib()
+    parts = [b.read("en_mix.txt"), code, b.read("multi_mix.txt")]
+    return join_documents(parts), f"en_mix.txt + {source} + multi_mix.txt"
+
+
 def copy_of(path: Path) -> Built:
     return path.read_text(encoding="utf-8"), f"tests/data/{path.name}"
 
@@ -764,6 +798,9 @@ def main(argv: list[str] | None = None) -> int:
         b.make(rel, partial(build, cache))
     b.mix("multi_mix.txt", MULTILINGUAL, "concatenation of multi/*.txt")
     b.make("scale/multi_1mb.txt", lambda: (first_lines(b.read("multi_mix.txt"), 10**6), "multi"))
+
+    print("[mixed] English, Python sources, multilingual")
+    b.make("mixed.txt", partial(mixed, b))
 
     print("[small] tests/data")
     for path in sorted(TEST_DATA.glob("*.txt")):

@@ -17,9 +17,11 @@ Jobs (``spec["job"]``):
 - ``train``: a whole training job, read file -> merges. ``impl``: ``bpeds``
   (the public :func:`bpeds.train` on a ``Path``; the phases are timed with a
   progress object), ``rustbpe``, ``hf`` (``tokenizers`` BpeTrainer, byte
-  level) or ``bpeasy``. The peers get the file's text in pieces cut only where
-  cutting cannot change a GPT-2/GPT-4 split (after a newline between two
-  non-space characters, the rule :mod:`bpeds.tokenizer.io` uses), so that the
+  level), ``bpeasy`` or ``sentencepiece`` (BPE with byte fallback on the file's
+  lines; it splits text its own way, so its merges are not compared). The other
+  peers get the file's text in pieces cut only where cutting cannot change a
+  GPT-2/GPT-4 split (after a newline between two non-space characters, the rule
+  :mod:`bpeds.tokenizer.io` uses), so that the
   multi-threaded ones can use both cores and every implementation splits the
   same pre-tokens. With ``heldout``, the trained bpeds tokenizer then encodes
   that file (untimed) and the job reports bytes per token; with ``save``, it
@@ -36,7 +38,9 @@ Jobs (``spec["job"]``):
   processes), ``tiktoken`` (``Encoding.encode``), ``tiktoken-batch``
   (``encode_batch``, ``threads``), ``hf-batch`` (``tokenizers``
   ``encode_batch``, its own thread pool). Only the encoding call is timed; the
-  tokenizer is built and warmed first.
+  tokenizer is built and warmed first, unless ``fresh`` (then the call starts
+  from a tokenizer that has encoded nothing: cold caches, as a user's first call);
+  with ``warm_text``, the text is encoded once, untimed, before the timed call.
 - ``split``: read, split and count a file as :func:`bpeds.train` does before
   merging (``bpeds.tokenizer.io.iter_segments`` on the ``Path``, then
   ``bpeds.tokenizer.training.count_pieces``, one process), GPT pattern ``pattern``;
@@ -60,6 +64,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 import resource
@@ -336,11 +341,44 @@ def train_bpeasy(spec: Spec) -> tuple[list[bytes], Report]:
     return [token for token, rank in ranked if rank >= 256], timer.report()
 
 
+def train_sentencepiece(spec: Spec) -> tuple[None, Report]:
+    """sentencepiece's BPE trainer (``model_type="bpe"``, ``byte_fallback=True``, every
+    character covered), on the file's lines, with a thread per available core. It splits
+    text its own way (at whitespace, no pattern), so its merges are not compared; the
+    row says what a user who reaches for it pays for the same vocabulary size."""
+    import io
+
+    import sentencepiece as spm  # type: ignore[import-untyped]
+
+    timer = ChildTimer()
+    text = Path(spec["file"]).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip()]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=spec["vocab"],
+        byte_fallback=True,
+        character_coverage=1.0,
+        input_sentence_size=0,  # every line, no sampling
+        max_sentence_length=1 << 20,
+        num_threads=len(os.sched_getaffinity(0)),
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
+    timer.finish()
+    report = timer.report()
+    report["pieces"] = len(lines)
+    return None, report
+
+
 TRAINERS: dict[str, Callable[[Spec], tuple[list[bytes] | None, Report]]] = {
     "bpeds": train_bpeds,
     "rustbpe": train_rustbpe,
     "hf": train_hf,
     "bpeasy": train_bpeasy,
+    "sentencepiece": train_sentencepiece,
 }
 
 
@@ -376,8 +414,10 @@ def job_encode(spec: Spec) -> Report:
     batch = impl.endswith("-batch")
     texts = documents(text, spec["doc_chars"]) if batch else [text]
     encode: Callable[[], list[list[int]]]
+    fresh = bool(spec.get("fresh"))  # no warm-up: the first call fills every cache
     if impl.startswith("bpeds"):
-        tok.encode("warm up: builds the tables")
+        if not fresh:
+            tok.encode("warm up: builds the tables")
         if batch:
             workers = spec["workers"]
 
@@ -393,7 +433,8 @@ def job_encode(spec: Spec) -> Report:
         from bpeds.tokenizer.formats import to_tiktoken
 
         enc = to_tiktoken(tok)
-        enc.encode("warm up")
+        if not fresh:
+            enc.encode("warm up")
         if batch:
             threads = spec["threads"]
 
@@ -416,6 +457,8 @@ def job_encode(spec: Spec) -> Report:
 
     else:
         raise ValueError(f"unknown encoder {impl!r}")
+    if spec.get("warm_text"):
+        encode()  # the whole text once, untimed: every piece cache warm
     timer = ChildTimer()
     out = encode()
     timer.finish()

@@ -134,6 +134,7 @@ PEER_MODULES = {
     "hf": "tokenizers",
     "tiktoken": "tiktoken",
     "bpeasy": "bpeasy",
+    "sentencepiece": "sentencepiece",
 }
 
 
@@ -358,7 +359,16 @@ def versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for name in ("bpeds", "regex", "rustbpe", "tokenizers", "tiktoken", "bpeasy", "matplotlib"):
+    for name in (
+        "bpeds",
+        "regex",
+        "rustbpe",
+        "tokenizers",
+        "tiktoken",
+        "bpeasy",
+        "sentencepiece",
+        "matplotlib",
+    ):
         try:
             out[name] = version(name)
         except PackageNotFoundError:

@@ -664,3 +664,17 @@ def test_a_notebook_gets_bars_by_default(monkeypatch: pytest.MonkeyPatch) -> Non
     assert isinstance(resolve_progress(None), TqdmProgress)
     monkeypatch.delitem(sys.modules, "ipykernel")
     assert isinstance(resolve_progress(None), NullProgress)
+
+
+def test_a_suspended_merge_iterator_leaves_the_gc_running() -> None:
+    """The pause covers a step the driver runs, never the time a caller holds the iterator."""
+    import gc
+
+    from bpeds.corpus import TypeCorpus
+    from bpeds.driver import MergeDriver
+
+    merges = iter(MergeDriver(TypeCorpus([b"abab abab", b"abc"]), 3))
+    next(merges)
+    assert gc.isenabled()  # between steps, the caller's process collects as usual
+    rest = list(merges)
+    assert len(rest) == 2 and gc.isenabled()
