@@ -221,7 +221,7 @@ def main() -> None:
             spec = {
                 "input": str(inputs[inp]),
                 "score": score,
-                "merges": full if args.full else quick,
+                "merges": args.merges or (full if args.full else quick),
                 "bench": str(HERE),
             }
             times: dict[str, list[float]] = {"base": [], "new": []}

@@ -677,4 +677,5 @@ def test_a_suspended_merge_iterator_leaves_the_gc_running() -> None:
     next(merges)
     assert gc.isenabled()  # between steps, the caller's process collects as usual
     rest = list(merges)
-    assert len(rest) == 2 and gc.isenabled()
+    assert len(rest) == 2
+    assert gc.isenabled()

@@ -332,8 +332,11 @@ class Rescoring:
             if rises_only:
                 # (a pair that rose in one group and fell by as much in another is not
                 # born: the shipped representations never report one, the seam allows it)
+                born = changes.born  # (already in: their rows need no look)
                 again.update(
-                    pk for pk, row in deltas.group_pairs.items() if any(d > 0 for d in row)
+                    pk
+                    for pk, row in deltas.group_pairs.items()
+                    if pk not in born and any(d > 0 for d in row)
                 )
             else:
                 again.update(deltas.group_pairs)

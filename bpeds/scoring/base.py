@@ -473,10 +473,15 @@ class Stats:
             raise DependencyError(
                 "this score read per-group counts but does not declare groups=True"
             )
+        counts = self._group_counts.get(self._pair_key(left, right))
+        if counts is None:
+            return 0
         if group < 0:
             raise ValueError(f"group must be 0 or more, not {group}")
-        counts = self._group_counts.get(self._pair_key(left, right))
-        return 0 if counts is None or group >= len(counts) else counts[group]
+        try:
+            return counts[group]
+        except IndexError:  # (a group past the last one with text)
+            return 0
 
 
 class Score:
