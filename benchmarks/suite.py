@@ -172,6 +172,7 @@ def workloads(quick: bool = False) -> list[Workload]:
     en13 = "scale/en_1mb.txt" if q else "en13.txt"
     en_mix = "scale/en_2mb.txt" if q else "en_mix.txt"
     multi = "scale/multi_1mb.txt" if q else "multi_mix.txt"
+    mixed = "scale/multi_1mb.txt" if q else "mixed.txt"
     heldout = "en_heldout.txt"
     v32, v64 = (4_096, 4_096) if q else (32_768, 65_536)
     out: list[Workload] = []
@@ -221,6 +222,8 @@ def workloads(quick: bool = False) -> list[Workload]:
         ("wl2-en13", 2, en13, v32, "gpt2", 5, "en13.txt (13 MB English), GPT-2, vocab 32,768"),
         ("wl3-en62", 3, en_mix, v64, "gpt2", 3, "en_mix.txt (62 MB English), GPT-2, vocab 65,536"),
         ("wl4-multi", 4, multi, v64, "gpt4", 2, "multi_mix.txt (17 MB, 5 scripts), GPT-4, 65,536"),
+        ("wl4-mixed", 4, mixed, v32, "gpt4", 1, "mixed.txt (108 MB: English, Python, many "
+         "scripts), GPT-4, vocab 32,768"),
     ):
         out.append(
             Workload(
@@ -591,6 +594,8 @@ TARGETS = (
            "wl2 wall <= 0.5x HF"),
     Target("wl3-rustbpe", "wl3-en62", "bpeds w=2", "rustbpe", "wall_job", "ratio", "<=", 1.0,
            "wl3 wall <= 1.0x rustbpe"),
+    Target("wl4-mixed-rustbpe", "wl4-mixed", "bpeds w=2", "rustbpe", "wall_job", "ratio", "<=",
+           1.0, "wl4 mixed 108 MB, every core, wall <= 1.0x rustbpe"),
     Target("wl3-rss", "wl3-en62", "bpeds w=2", "hf", "rss", "ratio", "<=", 1.0,
            "wl3 peak RSS <= HF's"),
     Target("wl1-basic", "wl1-taylorswift", "bpeds basic", None, "cpu_job", "absolute", "<=",
