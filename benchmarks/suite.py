@@ -222,8 +222,7 @@ def workloads(quick: bool = False) -> list[Workload]:
         ("wl2-en13", 2, en13, v32, "gpt2", 5, "en13.txt (13 MB English), GPT-2, vocab 32,768"),
         ("wl3-en62", 3, en_mix, v64, "gpt2", 3, "en_mix.txt (62 MB English), GPT-2, vocab 65,536"),
         ("wl4-multi", 4, multi, v64, "gpt4", 2, "multi_mix.txt (17 MB, 5 scripts), GPT-4, 65,536"),
-        ("wl4-mixed", 4, mixed, v32, "gpt4", 1, "mixed.txt (108 MB: English, Python, many "
-         "scripts), GPT-4, vocab 32,768"),
+        ("wl4-mixed", 4, mixed, v32, "gpt4", 1, "mixed.txt (108 MB, 3 kinds), GPT-4, 32,768"),
     ):
         out.append(
             Workload(
