@@ -279,9 +279,15 @@ def train_bpeds(spec: Spec) -> tuple[list[bytes] | None, Report]:
     return tokens, report
 
 
+def read_exactly(path: str | Path) -> str:
+    """A file's text as bpeds reads it: UTF-8, line ends kept as they are (no newline
+    translation, which would turn ``\r\n`` into ``\n`` for the peers only)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
 def _peer_text(spec: Spec) -> list[str]:
-    text = Path(spec["file"]).read_text(encoding="utf-8")
-    return exact_pieces(text)
+    return exact_pieces(read_exactly(spec["file"]))
 
 
 def train_rustbpe(spec: Spec) -> tuple[list[bytes], Report]:
@@ -351,7 +357,7 @@ def train_sentencepiece(spec: Spec) -> tuple[None, Report]:
     import sentencepiece as spm  # type: ignore[import-untyped]
 
     timer = ChildTimer()
-    text = Path(spec["file"]).read_text(encoding="utf-8")
+    text = read_exactly(spec["file"])
     lines = [line for line in text.splitlines() if line.strip()]
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
