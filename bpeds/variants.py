@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import regex
 
+from bpeds.specs import name_and_options
 from bpeds.vocab import Vocab
 
 __all__ = [
@@ -696,15 +697,10 @@ def get_variant(spec: Variant | str | Mapping[str, Any]) -> Variant:
     """
     if isinstance(spec, Variant):
         return spec
-    if isinstance(spec, str):
-        name, options = spec, {}
-    elif isinstance(spec, Mapping):
-        options = dict(spec)
-        name = options.pop("name", None)
-        if not isinstance(name, str):
-            raise ValueError(f"a variant dict needs a 'name' string, got {spec!r}")
-    else:
+    named = name_and_options(spec, "variant")
+    if named is None:
         raise TypeError(f"variant must be a Variant, a name or a dict, got {spec!r}")
+    name, options = named
     cls = _VARIANTS.get(name)
     if cls is None:
         raise ValueError(f"unknown variant {name!r}: choose one of {', '.join(variant_names())}")

@@ -208,7 +208,7 @@ EDGES = import_edges(MODULES)
 #: The stack, bottom to top. An import may only go to a lower layer or within one
 #: layer (acyclic, checked below), whatever its kind.
 LAYERS: list[tuple[str, ...]] = [
-    ("bpeds.errors", "bpeds._gc", "bpeds.processes", "bpeds.vocab"),
+    ("bpeds.errors", "bpeds._gc", "bpeds.processes", "bpeds.specs", "bpeds.vocab"),
     # The structures, each importable on its own.
     tuple(sorted(m for m in MODULES if m.startswith("bpeds.structures"))),
     # Scores, tie rules and the score registry (scores know nothing of tokenizers).

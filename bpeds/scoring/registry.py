@@ -36,6 +36,7 @@ from bpeds.scoring.strategies import (
     LikelihoodGain,
     WordPiece,
 )
+from bpeds.specs import name_and_options
 
 __all__ = ["SCORES", "describe_score", "get_score", "load_object", "score_options"]
 
@@ -218,25 +219,13 @@ def get_score(spec: ScoreSpec) -> Score:
     """
     if isinstance(spec, Score):
         return spec
-    if isinstance(spec, str):
-        name = spec
-        options: dict[str, Any] = {}
-    elif isinstance(spec, Mapping):
-        options = dict(spec)
-        given = options.pop("name", None)
-        if not isinstance(given, str):
-            raise TypeError(
-                f"a score given as a dict needs a str 'name' (e.g. {{'name': 'pmi'}}), got {spec!r}"
-            )
-        for key in options:
-            if not isinstance(key, str):
-                raise TypeError(f"score option names are str, got {key!r}")
-        name = given
-    else:
+    named = name_and_options(spec, "score")
+    if named is None:
         raise TypeError(
             "a score is a Score object, a name, 'module:attribute' or a dict with 'name': "
             f"got {type(spec).__name__} {spec!r}"
         )
+    name, options = named
     if ":" in name:
         return _from_object(name, load_object(name), options)
     cls = SCORES.get(name)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from bpeds.specs import name_and_options
 from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.replay import Replay
@@ -242,18 +243,15 @@ def prune_rule(
     """
     if isinstance(spec, PruneRule):
         return spec
-    if isinstance(spec, str):
-        name, options = spec, {}
-    elif isinstance(spec, Mapping):
-        options = dict(spec)
-        name = options.pop("name", None)
-    elif callable(spec):
-        return _Function(spec)
-    else:
+    named = name_and_options(spec, "pruning rule")
+    if named is None:
+        if callable(spec):
+            return _Function(spec)
         raise TypeError(
             f"a pruning rule is a PruneRule, a name, a dict or a function, got {spec!r}"
         )
-    cls = _RULES.get(name) if isinstance(name, str) else None
+    name, options = named
+    cls = _RULES.get(name)
     if cls is None:
         raise ValueError(f"unknown pruning rule {name!r}: choose one of {sorted(_RULES)}")
     try:
