@@ -71,11 +71,11 @@ def count_on_client(
 def count_bag(
     bag: Any,
     count_partition: Callable[..., Counts],
-    options: tuple[Any, ...],
+    reading: object,
     client: Any,
     fanin: int,
 ) -> Counts | None:
-    """Count each partition of ``bag`` with ``count_partition(items, *options)`` and add the
+    """Count each partition of ``bag`` with ``count_partition(items, reading)`` and add the
     partitions' counts in order with Dask's tree reduction (``fanin`` at a time).
 
     Computed on ``client`` if one is given, else on the bag's default scheduler.
@@ -83,13 +83,10 @@ def count_bag(
     if bag.npartitions == 0:
         return None
     reduced = bag.reduction(
-        functools.partial(count_partition, **dict(zip(_OPTION_NAMES, options, strict=True))),
+        functools.partial(count_partition, reading=reading),
         _sum_list,
         split_every=fanin,
     )
     result = client.compute(reduced).result() if client is not None else reduced.compute()
     assert isinstance(result, Counts)
     return result
-
-
-_OPTION_NAMES = ("source", "specials", "errors", "block_size", "unicode")

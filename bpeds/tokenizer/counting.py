@@ -111,6 +111,13 @@ class _Plan:
         self.unicode = None if self.source is None else unicode
         return self
 
+    @property
+    def reading(self) -> executors.Reading:
+        """How each counting task reads the data (the plan's reading options)."""
+        return executors.Reading(
+            self.source, self.specials, self.errors, self.block_size, self.unicode
+        )
+
     def who(self) -> str:
         """What does the work, for messages: the Dask cluster, the executor, or processes."""
         if self.bag or executors.is_dask_client(self.executor):
@@ -144,9 +151,7 @@ class _Plan:
             ):
                 sink.add(part)
             return
-        todo = executors.tasks(
-            data, self.source, self.specials, self.errors, self.block_size, self.unicode
-        )
+        todo = executors.tasks(data, self.reading)
         executor: Any = self.executor
         executors.on_executor(
             executor.get_executor() if executors.is_dask_client(executor) else executor, todo, sink
@@ -244,17 +249,14 @@ def count(
         if plan.bag:
             from bpeds.tokenizer import _dask
 
-            options = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
             got = _dask.count_bag(
-                data, executors.count_partition, options, executor, executors.TREE_FANIN
+                data, executors.count_partition, plan.reading, executor, executors.TREE_FANIN
             )
             return _at_least(got or plan.empty(), plan.min_count)
         if executors.is_dask_client(executor) and max_memory is None:
             from bpeds.tokenizer import _dask
 
-            todo = executors.tasks(
-                data, plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode
-            )
+            todo = executors.tasks(data, plan.reading)
             got = _dask.count_on_client(executor, todo, executors.TREE_FANIN)
             return _at_least(got or plan.empty(), plan.min_count)
         with SpillCounter(max_memory or sys.maxsize, spill_dir) as sink:
@@ -410,8 +412,8 @@ def _resumable(
     executor: Any = plan.executor
     if executors.is_dask_client(executor):
         executor = executor.get_executor()
-    args = (plan.source, plan.specials, plan.errors, plan.block_size, plan.unicode)
-    futures = {executor.submit(executors.count_file, f, *args): (f, part) for f, part in todo}
+    reading = plan.reading
+    futures = {executor.submit(executors.count_file, f, reading): (f, part) for f, part in todo}
     try:
         for future in as_completed(futures):
             f, part = futures[future]

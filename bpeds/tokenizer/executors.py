@@ -17,6 +17,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from typing import Any
 
 from bpeds.tokenizer import pieces
@@ -25,6 +26,7 @@ from bpeds.tokenizer.io import InvalidTextError, check_errors, iter_segments, it
 
 __all__ = [
     "TREE_FANIN",
+    "Reading",
     "Task",
     "count_file",
     "count_partition",
@@ -41,52 +43,42 @@ TREE_FANIN = 4
 Task = tuple[Callable[..., Counts], tuple[Any, ...]]
 
 
-def _count_data(
-    data: object,
-    source: str | None,
-    specials: tuple[str, ...],
-    errors: str,
-    block_size: int,
-    unicode: str | None = None,
-) -> Counts:
-    """The counts of ``data`` (any unit :func:`bpeds.tokenizer.io.iter_segments` reads), the
-    pattern's classes read with ``unicode``'s tables."""
-    segments = iter_segments(
-        data,
-        pattern=source,
-        special_tokens=specials,
-        errors=check_errors(errors),
-        block_size=block_size,
-    )
-    counted = pieces.count_pieces(segments, source, unicode=unicode)
-    assert isinstance(counted, dict)
-    return Counts._trusted(counted, source, specials, unicode)
+@dataclass(frozen=True)
+class Reading:
+    """How a counting task reads its data: the pattern's source, the special tokens, the
+    decoding ``errors``, the block size, and the Unicode tables the pattern's classes are
+    read with. Travels with every task (it pickles)."""
+
+    source: str | None
+    specials: tuple[str, ...]
+    errors: str
+    block_size: int
+    unicode: str | None = None
+
+    def count(self, data: object) -> Counts:
+        """The counts of ``data`` (any unit :func:`bpeds.tokenizer.io.iter_segments`
+        reads). O(length of the data)."""
+        segments = iter_segments(
+            data,
+            pattern=self.source,
+            special_tokens=self.specials,
+            errors=check_errors(self.errors),
+            block_size=self.block_size,
+        )
+        counted = pieces.count_pieces(segments, self.source, unicode=self.unicode)
+        assert isinstance(counted, dict)
+        return Counts._trusted(counted, self.source, self.specials, self.unicode)
 
 
-def count_file(
-    path: os.PathLike[str],
-    source: str | None,
-    specials: tuple[str, ...],
-    errors: str,
-    block_size: int,
-    unicode: str | None = None,
-) -> Counts:
+def count_file(path: os.PathLike[str], reading: Reading) -> Counts:
     """The counts of one file (a task: runs where the executor puts it, reads the file there)."""
-    return _count_data(path, source, specials, errors, block_size, unicode)
+    return reading.count(path)
 
 
-def _count_texts(
-    texts: list[str],
-    first: int,
-    source: str | None,
-    specials: tuple[str, ...],
-    errors: str,
-    block_size: int,
-    unicode: str | None = None,
-) -> Counts:
+def _count_texts(texts: list[str], first: int, reading: Reading) -> Counts:
     """The counts of consecutive ``str`` units, the first of them item ``first`` of the data."""
     try:
-        return _count_data(texts, source, specials, errors, block_size, unicode)
+        return reading.count(texts)
     except InvalidTextError as exc:
         if not isinstance(exc.source, int) or not first:
             raise
@@ -95,33 +87,19 @@ def _count_texts(
         raise InvalidTextError(message, index, exc.offset) from None
 
 
-def count_partition(
-    items: Iterable[object],
-    source: str | None,
-    specials: tuple[str, ...],
-    errors: str,
-    block_size: int,
-    unicode: str | None = None,
-) -> Counts:
+def count_partition(items: Iterable[object], reading: Reading) -> Counts:
     """The counts of one partition of a ``dask.bag`` (texts and paths, one unit each)."""
-    return _count_data(list(items), source, specials, errors, block_size, unicode)
+    return reading.count(list(items))
 
 
-def tasks(
-    data: object,
-    source: str | None,
-    specials: tuple[str, ...],
-    errors: str,
-    block_size: int,
-    unicode: str | None = None,
-) -> Iterator[Task]:
+def tasks(data: object, reading: Reading) -> Iterator[Task]:
     """One task per file, one per run of consecutive ``str`` units of about ``BATCH_CHARS``."""
     texts: list[str] = []
     first = chars = 0
     for index, unit in enumerate(iter_units(data)):
         if isinstance(unit, str):
             if texts and chars + len(unit) > pieces.BATCH_CHARS:
-                yield _count_texts, (texts, first, source, specials, errors, block_size, unicode)
+                yield _count_texts, (texts, first, reading)
                 texts, chars = [], 0
             if not texts:
                 first = index
@@ -129,11 +107,11 @@ def tasks(
             chars += len(unit)
             continue
         if texts:
-            yield _count_texts, (texts, first, source, specials, errors, block_size, unicode)
+            yield _count_texts, (texts, first, reading)
             texts, chars = [], 0
-        yield count_file, (unit, source, specials, errors, block_size, unicode)
+        yield count_file, (unit, reading)
     if texts:
-        yield _count_texts, (texts, first, source, specials, errors, block_size, unicode)
+        yield _count_texts, (texts, first, reading)
 
 
 def is_dask_client(executor: object) -> bool:
