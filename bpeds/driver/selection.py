@@ -318,7 +318,7 @@ class ViewSelection(Selection):
     and switching is free. O(views) per rise.
     """
 
-    __slots__ = ("handles", "policy", "stats", "structures", "view")
+    __slots__ = ("policy", "stats", "structures", "view")
 
     def __init__(
         self,
@@ -337,8 +337,6 @@ class ViewSelection(Selection):
             policy.reset()
         self.view = stats.view = policy.view(pricing.table.totals)
         self.structures: dict[int, BoundHeap | MultisetBounds] = {}
-        #: per view, the attributes :meth:`_use` sets (taken once per structure)
-        self.handles: dict[int, tuple[Any, ...]] = {}
 
     def start(self, items: Iterable[Entry]) -> None:
         self.structures[self.view] = self.build(items)
@@ -352,29 +350,10 @@ class ViewSelection(Selection):
         """Score in ``view`` and push to its structure (built from every pair's bound
         the first time)."""
         self.stats.view = view
-        handles = self.handles.get(view)
-        if handles is None:
-            structure = self.structures.get(view)
-            if structure is None:
-                structure = self.structures[view] = self.build(self.pricing.all_bounds())
-            self._use(structure)
-            handles = self.handles[view] = (
-                self.structure,
-                self.bounds,
-                self.discard,
-                self.bound_of,
-                self.extend,
-                self.best,
-            )
-        else:
-            (
-                self.structure,
-                self.bounds,
-                self.discard,
-                self.bound_of,
-                self.extend,
-                self.best,
-            ) = handles
+        structure = self.structures.get(view)
+        if structure is None:
+            structure = self.structures[view] = self.build(self.pricing.all_bounds())
+        self._use(structure)
 
     def check(self, pairs: Iterable[int]) -> None:
         """Every built view's structure, each against its view's priorities."""
