@@ -192,6 +192,24 @@ def test_a_removed_token_cannot_be_removed_again() -> None:
         bpeds.prune(once, "x", lambda tok, use: [gone], workers=1)
 
 
+def test_the_pruned_tokenizer_keeps_its_unicode_tables_and_normaliser() -> None:
+    """What else the tokenizer was made with carries over: it encodes NFC-normalised text
+    with the same split, only without the removed tokens."""
+    tok = bpeds.train(text()[:20000], 400, normalizer="NFC", unicode="16.0", workers=1)
+    pruned = bpeds.prune(tok, text()[:20000], Trim(3), workers=1)
+    assert (pruned.normalizer, pruned.unicode) == ("NFC", "16.0")
+    decomposed = "Beyonce\u0301 cafe\u0301"
+    assert pruned.decode(pruned.encode(decomposed)) == "Beyonc\u00e9 caf\u00e9"
+
+
+def test_a_tokenizer_with_its_own_ids_is_refused_with_the_way_round() -> None:
+    tok = trained()
+    own = Tokenizer(tok.merges, pattern=tok.pattern, ids=[*range(1, 256 + len(tok.merges)), 0])
+    with pytest.raises(ValueError, match=r"renumbered\(\)"):
+        bpeds.prune(own, text()[:2000], Trim(2), workers=1)
+    assert bpeds.prune(own.renumbered(), text()[:2000], Trim(2), workers=1).ids is None
+
+
 def test_command_line_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "t.txt"
     corpus.write_text(text(), encoding="utf-8")

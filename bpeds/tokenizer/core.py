@@ -261,6 +261,22 @@ class Tokenizer:
         m = self._idmap
         return None if m is None else m.public[: BYTE_TOKENS + len(self._merges)]
 
+    def _replaced(self, **changes: Any) -> Tokenizer:
+        """A new tokenizer with every part of this one (merges, pattern, special tokens,
+        options, event log, Unicode tables, normaliser, ids) but those ``changes`` names,
+        validated as the constructor validates. O(merges + events)."""
+        parts: dict[str, Any] = {
+            "pattern": self._pattern,
+            "special_tokens": self._special,
+            "options": self._options,
+            "events": self._events,
+            "unicode": self._unicode,
+            "normalizer": self._normalizer,
+            "ids": self.ids,
+        }
+        parts.update(changes)
+        return Tokenizer(parts.pop("merges", self._merges), **parts)
+
     def renumbered(self) -> Tokenizer:
         """This tokenizer in bpeds's numbering: bytes by value, merge ``k`` as ``256 + k``,
         special tokens after the merges in the order of their ids; itself when it has no
@@ -276,14 +292,7 @@ class Tokenizer:
             return self
         top = BYTE_TOKENS + len(self._merges)
         order = sorted(self._special, key=self._special.__getitem__)
-        return Tokenizer(
-            self._merges,
-            pattern=self._pattern,
-            special_tokens={t: top + j for j, t in enumerate(order)},
-            options=self._options,
-            normalizer=self._normalizer,
-            unicode=self._unicode,
-        )
+        return self._replaced(special_tokens={t: top + j for j, t in enumerate(order)}, ids=None)
 
     @property
     def normalizer(self) -> Form | None:

@@ -282,10 +282,17 @@ def prune(
 
     The pruned tokenizer's log is ``tokenizer``'s (or its merges as events) and then a
     ``["remove", t, *parts]`` per token, in id order; it records ``options["pruned"]``
-    (the rule and how many tokens it removed). A rule that selects a byte, a token that is
-    not a merge, or one already removed raises ``ValueError``. O(:func:`token_use`) plus
+    (the rule and how many tokens it removed), and keeps the rest of ``tokenizer`` (pattern,
+    special tokens, Unicode tables, normaliser). A tokenizer with ids of its own, or a rule
+    that selects a byte, a token that is not a merge, or one already removed raises
+    ``ValueError``. O(:func:`token_use`) plus
     O(tokens removed x their parts).
     """
+    if tokenizer.ids is not None:
+        raise ValueError(
+            "this tokenizer keeps a model's own ids, which a log of removals cannot carry: "
+            "prune tokenizer.renumbered() (bpeds's ids) instead"
+        )
     chosen = prune_rule(rule)
     use = token_use(tokenizer, data, errors=errors, workers=workers)
     events: list[list[Any]] = tokenizer.events or [
@@ -313,13 +320,7 @@ def prune(
         *options.get("pruned", []),
         {**chosen.describe(), "removed": len(selected)},
     ]
-    return Tokenizer(
-        merges,
-        pattern=tokenizer.pattern,
-        special_tokens=tokenizer.special_tokens,
-        options=options,
-        events=events,
-    )
+    return tokenizer._replaced(options=options, events=events)
 
 
 def _present(events: list[list[Any]]) -> set[int]:

@@ -674,15 +674,7 @@ def from_hf_json(
     tok = _assemble(source, "tokenizer.json", vocab, merges, specials, pattern, renumber, unicode)
     if form is None:
         return tok
-    return Tokenizer(
-        tok.merges,
-        pattern=tok.pattern,
-        special_tokens=tok.special_tokens,
-        options=tok.options,
-        unicode=tok.unicode,
-        normalizer=form,
-        ids=tok.ids,
-    )
+    return tok._replaced(normalizer=form)
 
 
 def _normalizer_of(source: str, normalizer: object) -> Form | None:
