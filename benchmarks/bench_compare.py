@@ -36,17 +36,16 @@ def main() -> int:
     tok = train(args.corpora / "scale/en_8mb.txt", 32768)
     read: list[float] = []
     measure: list[float] = []
+    reading = Reading(tok.pattern, (), tok.unicode)
     for _ in range(args.repeat):
         t0 = time.process_time()
-        heldout = read_heldout(args.corpora / "en_heldout.txt", tok.pattern, (), "strict")
+        heldout = read_heldout(args.corpora / "en_heldout.txt", reading, "strict")
         t1 = time.process_time()
         rows = evaluate("f", tok, heldout, 8, 2.5, None, None, 1)
         t2 = time.process_time()
         read.append(t1 - t0)
         measure.append(t2 - t1)
-    types = types_of(
-        count_training(args.corpora / "scale/en_8mb.txt", Reading(tok.pattern, ()), "strict", 1)
-    )
+    types = types_of(count_training(args.corpora / "scale/en_8mb.txt", reading, "strict", 1))
     t0 = time.process_time()
     evaluate("f", tok, heldout, [32768], 2.5, None, types, 1)
     t1 = time.process_time()

@@ -723,3 +723,23 @@ def test_a_given_model_is_labelled_by_how_it_was_trained() -> None:
     plain = Tokenizer(pattern=None)
     c = compare([picky, plain], train=TRAIN[:5000], heldout=HELDOUT[:1000], sizes=1)
     assert c.labels == ["tokenizer 1 (picky, frequency)", "tokenizer 2"]
+
+
+def test_a_preset_with_unicode_16_tables_counts_with_them() -> None:
+    """The rustbpe preset reads the pattern with Unicode 16.0's tables: its shared counts
+    are made with them too, so it trains as bpeds.train does, also on text whose split
+    differs between the tables (U+0558 is a letter to the regex module only)."""
+    import bpeds
+
+    text = "word \u0558's again, \u0558's more\n" * 50 + TRAIN[:6000]
+    both = compare(
+        {"rustbpe": {"preset": "rustbpe"}, "plain": {}},
+        train=[text],
+        heldout=HELDOUT[:2000],
+        vocab_size=300,
+        sizes=1,
+        processes=False,
+    )
+    assert both.errors == {}
+    assert both.tokenizers["rustbpe"] == bpeds.train([text], 300, preset="rustbpe", workers=1)
+    assert both.tokenizers["plain"] == bpeds.train([text], 300, workers=1)

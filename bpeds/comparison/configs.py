@@ -54,6 +54,7 @@ SHARED = frozenset(
         "counting",
         "multiset",
         "preset",
+        "unicode",
     }
 )
 
@@ -211,11 +212,13 @@ def check_configs(configs: list[Config], data: object) -> None:
 
 @dataclass(frozen=True)
 class Reading:
-    """How a configuration reads its training data: the split pattern's source and the
-    special tokens cut out. Configurations with equal readings train on the same counts."""
+    """How a configuration reads its training data: the split pattern's source, the
+    special tokens cut out, and the Unicode tables the pattern's classes are read with.
+    Configurations with equal readings train on the same counts."""
 
     source: str | None
     specials: tuple[str, ...]
+    unicode: str | None = None
 
 
 def reading_of(kwargs: Mapping[str, Any]) -> Reading | None:
@@ -227,10 +230,12 @@ def reading_of(kwargs: Mapping[str, Any]) -> Reading | None:
         return None
     given = {
         "pattern": kwargs.get("pattern", PresetDefault.PATTERN),
+        "unicode": kwargs.get("unicode", PresetDefault.UNICODE),
         "representation": kwargs.get("representation", PresetDefault.REPRESENTATION),
     }
     opts = resolve_preset(kwargs.get("preset"), given)
     if opts["representation"] != "type":
         return None
-    source, _ = resolve_pattern(opts["pattern"])
-    return Reading(source, tuple(check_special_texts(kwargs.get("special_tokens", ()))))
+    source, _ = resolve_pattern(opts["pattern"], opts["unicode"])
+    specials = tuple(check_special_texts(kwargs.get("special_tokens", ())))
+    return Reading(source, specials, None if source is None else opts["unicode"])

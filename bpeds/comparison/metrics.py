@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bpeds.comparison.configs import Reading
 from bpeds.tokenizer import BYTE_TOKENS, Tokenizer
 from bpeds.tokenizer.encoder import bpe
 from bpeds.tokenizer.io import Errors, iter_segments, iter_units
@@ -284,15 +285,15 @@ class HeldOut:
     digits: list[Counter[DigitRun]] = field(default_factory=list)
 
 
-def read_heldout(
-    data: object, source: str | None, specials: Sequence[str], errors: Errors
-) -> HeldOut:
+def read_heldout(data: object, reading: Reading, errors: Errors) -> HeldOut:
     """``data`` (anything :func:`bpeds.train` reads, or ``{group name: data}``) read as
-    the pattern ``source`` with ``specials`` cut out reads it: per group, the pieces
-    counted and the bytes, characters and words of the text. O(text)."""
+    ``reading`` says (its pattern, with its special tokens cut out, the pattern's classes
+    read with its Unicode tables): per group, the pieces counted and the bytes, characters
+    and words of the text. O(text)."""
+    source, specials, unicode = reading.source, reading.specials, reading.unicode
     parts = [(str(k), v) for k, v in data.items()] if isinstance(data, Mapping) else [("", data)]
     out = HeldOut([n for n, _ in parts], isinstance(data, Mapping), [], [], [], [])
-    finditer = None if source is None else compile_pattern(source).finditer
+    finditer = None if source is None else compile_pattern(source, unicode).finditer
     for _, part in parts:
         nbytes = nchars = nwords = 0
         runs: Counter[DigitRun] = Counter()
@@ -313,7 +314,7 @@ def read_heldout(
                         runs.update(digit_runs(seg, [m.span() for m in finditer(seg)]))
                     yield seg
 
-        counted = count_pieces(segments(), source)
+        counted = count_pieces(segments(), source, unicode=unicode)
         assert isinstance(counted, dict)
         out.pieces.append(counted)
         out.nbytes.append(nbytes)

@@ -76,6 +76,7 @@ def count_training(
             part,
             pattern=reading.source,
             special_tokens=reading.specials,
+            unicode=reading.unicode,
             workers=workers,
             errors=errors,
             progress=TqdmProgress("shared counting") if bar else False,
@@ -181,10 +182,10 @@ def run(job: Job, isolated: bool) -> Result:
                 if peak is not None and base is not None:
                     res.peak_rss_mb = peak - base
             res.tokenizer = tok
-            key = Reading(tok.pattern, tuple(tok.special_tokens))
+            key = Reading(tok.pattern, tuple(tok.special_tokens), tok.unicode)
             heldout = job.heldout.get(key)
             if heldout is None:
-                heldout = read_heldout(job.heldout_data, key.source, key.specials, job.errors)
+                heldout = read_heldout(job.heldout_data, key, job.errors)
             types = job.train_types
             if types is None and c.tokenizer is None:
                 types = types_of(count_training(job.data, key, job.errors, 1))
@@ -428,7 +429,7 @@ def _count_once(
     for c in cfgs:
         if c.tokenizer is not None:
             reading: Reading | None = Reading(
-                c.tokenizer.pattern, tuple(c.tokenizer.special_tokens)
+                c.tokenizer.pattern, tuple(c.tokenizer.special_tokens), c.tokenizer.unicode
             )
         else:
             assert c.kwargs is not None
@@ -439,7 +440,7 @@ def _count_once(
         if reading not in counted:
             counted[reading] = count_training(data, reading, errors, workers, bar)
             types[reading] = types_of(counted[reading])
-            heldouts[reading] = read_heldout(heldout, reading.source, reading.specials, errors)
+            heldouts[reading] = read_heldout(heldout, reading, errors)
         shared = counted[reading] if c.tokenizer is None else None
         per_config.append((shared, types[reading]))
     return per_config, heldouts
