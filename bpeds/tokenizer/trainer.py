@@ -24,7 +24,7 @@ and loading a base from a model file (:func:`bpeds.train` does that).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -247,20 +247,23 @@ def _train_once(
             vocab=vocab,
         )
         run.job.pairs(run.num_merges)
-        records = iter(driver)
         score_name = str(describe_score(args.score, run.score)["name"])
         try:
-            while True:
-                with reporting_score_errors(score_name):  # a score's code may be the user's
-                    record = next(records, None)
-                if record is None:
-                    break
+            for record in _reporting(driver, score_name):
                 run.job.merged()
                 if args.on_merge is not None:
                     args.on_merge(record, driver.vocab.token_bytes(record.new_id))
         finally:
             run.job.close()
     return run.model(driver, corpus)
+
+
+def _reporting(driver: MergeDriver, score_name: str) -> Iterator[MergeRecord]:
+    """The driver's records; an exception raised in the score's own code (a user's,
+    perhaps) becomes a ``ScoreError`` naming the score (:func:`reporting_score_errors`).
+    What the caller does with each record (``on_merge``) is outside it. O(1) per record."""
+    with reporting_score_errors(score_name):
+        yield from driver
 
 
 class _Run:
