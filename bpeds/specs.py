@@ -6,10 +6,12 @@ in a saved model, in ``compare``'s configurations); this is the one reading of i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-__all__ = ["name_and_options"]
+__all__ = ["make_named", "name_and_options"]
+
+T = TypeVar("T")
 
 
 def name_and_options(spec: object, what: str) -> tuple[str, dict[str, Any]] | None:
@@ -42,3 +44,34 @@ def name_and_options(spec: object, what: str) -> tuple[str, dict[str, Any]] | No
         if not isinstance(key, str):
             raise TypeError(f"{what} option names are str, got {key!r}")
     return name, options
+
+
+def make_named(
+    name: str, options: Mapping[str, Any], known: Mapping[str, Callable[..., T]], what: str
+) -> T:
+    """The plug-in ``known[name]`` made with ``options``. An unknown name, or options its
+    class does not take, raise ``ValueError`` listing the names or the options it takes
+    (its ``options()`` when made with none). O(options), plus making it.
+
+    >>> class Rule:
+    ...     def __init__(self, threshold: int = 1) -> None:
+    ...         self.threshold = threshold
+    ...     def options(self) -> dict[str, int]:
+    ...         return {"threshold": self.threshold}
+    >>> make_named("trim", {"threshold": 3}, {"trim": Rule}, "rule").threshold
+    3
+    >>> make_named("trim", {"thresh": 3}, {"trim": Rule}, "rule")
+    Traceback (most recent call last):
+    ...
+    ValueError: rule 'trim' does not take options ['thresh']; it takes ['threshold']
+    """
+    cls = known.get(name)
+    if cls is None:
+        raise ValueError(f"unknown {what} {name!r}: choose one of {', '.join(sorted(known))}")
+    try:
+        return cls(**options)
+    except TypeError:
+        takes = sorted(cls().options())  # type: ignore[attr-defined]
+        raise ValueError(
+            f"{what} {name!r} does not take options {sorted(options)}; it takes {takes}"
+        ) from None

@@ -40,7 +40,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import regex
 
-from bpeds.specs import name_and_options
+from bpeds.specs import make_named, name_and_options
 from bpeds.vocab import Vocab
 
 __all__ = [
@@ -700,17 +700,7 @@ def get_variant(spec: Variant | str | Mapping[str, Any]) -> Variant:
     named = name_and_options(spec, "variant")
     if named is None:
         raise TypeError(f"variant must be a Variant, a name or a dict, got {spec!r}")
-    name, options = named
-    cls = _VARIANTS.get(name)
-    if cls is None:
-        raise ValueError(f"unknown variant {name!r}: choose one of {', '.join(variant_names())}")
-    try:
-        return cls(**options)
-    except TypeError:
-        raise ValueError(
-            f"variant {name!r} does not take options {sorted(options)}; "
-            f"it takes {sorted(cls().options())}"
-        ) from None
+    return make_named(*named, _VARIANTS, "variant")
 
 
 def make_token(

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bpeds.specs import name_and_options
+from bpeds.specs import make_named, name_and_options
 from bpeds.tokenizer.core import Tokenizer
 from bpeds.tokenizer.counting import count
 from bpeds.tokenizer.replay import Replay
@@ -250,17 +250,7 @@ def prune_rule(
         raise TypeError(
             f"a pruning rule is a PruneRule, a name, a dict or a function, got {spec!r}"
         )
-    name, options = named
-    cls = _RULES.get(name)
-    if cls is None:
-        raise ValueError(f"unknown pruning rule {name!r}: choose one of {sorted(_RULES)}")
-    try:
-        return cls(**options)
-    except TypeError:
-        raise ValueError(
-            f"pruning rule {name!r} does not take options {sorted(options)}; it takes "
-            f"{sorted(cls().options())}"
-        ) from None
+    return make_named(*named, _RULES, "pruning rule")
 
 
 def prune(
