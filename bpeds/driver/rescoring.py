@@ -348,32 +348,6 @@ class PushNewPairs(Rescoring):
 
     __slots__ = ()
 
-    def after_merge(
-        self,
-        pair: int,
-        left: int,
-        right: int,
-        changes: Changes,
-        deltas: MergeDeltas,
-        remade: bool,
-        priority: Any,
-    ) -> None:
-        # (the base's two steps in one call: this is every merge of frequency)
-        pricing = self.pricing
-        if remade or self.settles:
-            self.settle(pair, changes, deltas, remade)
-        elif deltas.first_positions:
-            pricing.positions.update(deltas.first_positions)
-        plan = self.plan
-        if not plan.counted or plan.min_count > 1:
-            self.select.extend(pricing.bounds(changes.born))
-        elif not plan.dynamic:  # (the bounds are the counts themselves)
-            self.select.extend(changes.born.items())
-        else:  # (the counts, each with its pair's position folded in)
-            self.select.extend(
-                pricing.fold_many(changes.born.items(), pricing.positions, pricing.shift)
-            )
-
     def rescore_after(
         self, left: int, right: int, changes: Changes, deltas: MergeDeltas, priority: Any
     ) -> None:
